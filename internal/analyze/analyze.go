@@ -1,0 +1,674 @@
+// Package analyze computes faultbench's availability, recovery, steady-state
+// and reconfiguration metrics from a run's windows (measure.WindowRow, one
+// row per window and operation plus an "ALL" row) and events
+// (event.Event): baseline and final throughput, and per fault the downtime,
+// longest gap, failover, recovery and node-down throughput of seed 004, the
+// steady state of seed 001 and the reconfiguration time, peak latency,
+// failed/aborted operations and latency change of seed 000.
+//
+// Everything here is a pure function of its inputs; results are plain
+// structs whose JSON keys carry their unit (_ms, _us, _ops for operations
+// per second, _count, _pct), ready for summary.json. Every time metric has
+// the resolution of the windows it is computed from; docs/metrics.md gives
+// the exact definitions and conventions (-1 means "never / not computable",
+// with the reason in Notes).
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/measure"
+)
+
+// Params are the thresholds of the metric definitions.
+type Params struct {
+	// DownFrac: a window is down when its throughput is below DownFrac*B
+	// (seed 004: 10 % of the known capacity). Default 0.10.
+	DownFrac float64
+	// RecoverTol: recovered/stable means within ±RecoverTol of the level
+	// reached later. Default 0.10.
+	RecoverTol float64
+	// Hold is how long a condition must hold to count as reached (recovery,
+	// stabilisation, reconfiguration). Default 5s.
+	Hold time.Duration
+	// SteadyTol is the steady-state tolerance (seed 001: about 2 %).
+	// Default 0.02.
+	SteadyTol float64
+	// SteadySpan is the sliding span over which SteadyTol is checked.
+	// Default 10s.
+	SteadySpan time.Duration
+	// Smooth is the width of the centred moving average applied to window
+	// throughput before steady-state detection only (short windows are
+	// noisy); 0 or anything below two windows means none. Default 1s.
+	Smooth time.Duration
+	// LatencyFactor: reconfiguration ends when the windowed p99 is back
+	// under LatencyFactor times the pre-fault p99 (seed 000). Default 2.
+	LatencyFactor float64
+	// LatencyOp is the operation whose rows give the latency for
+	// reconfiguration, peak latency and before/during/after latency ("ALL"
+	// for every operation; seed 000 uses New-Order). Default "ALL".
+	LatencyOp string
+	// FinalFrac is the trailing fraction of the run that final throughput
+	// averages over. Default 0.20.
+	FinalFrac float64
+}
+
+// DefaultParams returns the parameters of the metric definitions in
+// DESIGN.md.
+func DefaultParams() Params {
+	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, SteadyTol: 0.02,
+		SteadySpan: 10 * time.Second, Smooth: time.Second, LatencyFactor: 2, LatencyOp: measure.AllOps,
+		FinalFrac: 0.20}
+}
+
+// Validate reports the first parameter out of range.
+func (p Params) Validate() error {
+	frac := func(name string, v float64) error {
+		if !(v > 0 && v < 1) {
+			return fmt.Errorf("analyze: %s must be in (0,1), got %v", name, v)
+		}
+		return nil
+	}
+	for _, e := range []error{frac("DownFrac", p.DownFrac), frac("RecoverTol", p.RecoverTol),
+		frac("SteadyTol", p.SteadyTol)} {
+		if e != nil {
+			return e
+		}
+	}
+	switch {
+	case p.Hold <= 0:
+		return fmt.Errorf("analyze: Hold must be positive, got %v", p.Hold)
+	case p.SteadySpan <= 0:
+		return fmt.Errorf("analyze: SteadySpan must be positive, got %v", p.SteadySpan)
+	case p.Smooth < 0:
+		return fmt.Errorf("analyze: Smooth must not be negative, got %v", p.Smooth)
+	case !(p.LatencyFactor >= 1) || math.IsInf(p.LatencyFactor, 0):
+		return fmt.Errorf("analyze: LatencyFactor must be at least 1, got %v", p.LatencyFactor)
+	case p.LatencyOp == "":
+		return errors.New(`analyze: LatencyOp must name an operation or "ALL"`)
+	case !(p.FinalFrac > 0 && p.FinalFrac <= 1):
+		return fmt.Errorf("analyze: FinalFrac must be in (0,1], got %v", p.FinalFrac)
+	}
+	return nil
+}
+
+// Report is the analysis of one run.
+type Report struct {
+	// BaselineOps is B: the mean throughput over the steady windows of the
+	// run phase before the first fault; when no steady stretch exists, the
+	// mean over every pre-fault run window (BaselineSteady false).
+	BaselineOps    float64 `json:"baseline_ops"`
+	BaselineSteady bool    `json:"baseline_steady"`
+	BaselineFromMs float64 `json:"baseline_from_ms"` // start of the first baseline window
+	BaselineToMs   float64 `json:"baseline_to_ms"`   // end of the last baseline window
+	// FinalOps is the mean throughput over the last FinalFrac of the run.
+	FinalOps  float64 `json:"final_ops"`
+	RunFromMs float64 `json:"run_from_ms"` // start of the first run-phase window
+	RunToMs   float64 `json:"run_to_ms"`   // end of the last window
+	// WindowMs is the median window length: the resolution of every time
+	// metric.
+	WindowMs float64        `json:"window_ms"`
+	Faults   []FaultMetrics `json:"faults"`
+	Phases   []PhaseStats   `json:"phases"`
+	Notes    []string       `json:"notes,omitempty"`
+}
+
+// FaultMetrics are the metrics of one fault. The fault span runs from the
+// fault's action to the next fault or restore action of the run (or the
+// end); the restore span from the restore action to the next action (or
+// the end). Times are from the action's beginning; -1 means never reached
+// or not computable, with the reason in Notes. Faults injected after the
+// last window are left out of the report (with a report note); a restore
+// after the last window counts as none for the metrics.
+type FaultMetrics struct {
+	Fault Fault `json:"fault"`
+	// DowntimeMs is the total length of the fault span's windows whose
+	// throughput is below DownFrac*B (seed 004).
+	DowntimeMs float64 `json:"downtime_ms"`
+	// DownAtSpanEnd is true when the last window of the fault span is still
+	// down (seed 004 reports such downtime as ∞).
+	DownAtSpanEnd bool `json:"down_at_span_end"`
+	// LongestGapMs is the longest run of consecutive windows of the fault
+	// span without a successful operation.
+	LongestGapMs float64 `json:"longest_gap_ms"`
+	// FailoverMs is from the fault to the end of the span's first downtime
+	// stretch; 0 if there was none.
+	FailoverMs float64 `json:"failover_ms"`
+	// RecoveryMs is from the fault to the start of the first window from
+	// which throughput stays within ±RecoverTol of LevelOps for Hold.
+	RecoveryMs float64 `json:"recovery_ms"`
+	// RecoveryAfterDowntimeMs is RecoveryMs - FailoverMs (at least 0): the
+	// recovery time as seed 004's results table counts it, from the moment
+	// the cluster answers again.
+	RecoveryAfterDowntimeMs float64 `json:"recovery_after_downtime_ms"`
+	// LevelOps is the level recovery is measured against: the mean
+	// throughput of the fault span's last steady stretch, or B if the span
+	// has none.
+	LevelOps float64 `json:"level_ops"`
+	// NodeDownOps is the mean throughput from the end of recovery to the
+	// end of the fault span.
+	NodeDownOps float64 `json:"node_down_ops"`
+	// RestoreDowntimeMs and RestoreLongestGapMs are DowntimeMs and
+	// LongestGapMs for the restore span (seed 004, "downtime during node
+	// join"); -1 without a restore.
+	RestoreDowntimeMs   float64 `json:"restore_downtime_ms"`
+	RestoreLongestGapMs float64 `json:"restore_longest_gap_ms"`
+	// StabiliseMs is from the restore action to the start of the first
+	// window from which throughput stays within ±RecoverTol of
+	// RestoreLevelOps for Hold ("time to stabilise on node up"); -1 without
+	// a restore or if never.
+	StabiliseMs     float64 `json:"stabilise_ms"`
+	RestoreLevelOps float64 `json:"restore_level_ops"`
+	// ReconfigurationMs is from the fault to the start of the first window
+	// from which the LatencyOp p99 stays under LatencyFactor times
+	// PreFaultP99Us for Hold (seed 000).
+	ReconfigurationMs float64 `json:"reconfiguration_ms"`
+	PreFaultP99Us     float64 `json:"pre_fault_p99_us"`
+	// PeakLatencyMs is the highest LatencyOp max latency in the
+	// reconfiguration span (the whole fault span if it never ended).
+	PeakLatencyMs float64 `json:"peak_latency_ms"`
+	// FailedOps counts operations of every error class, AbortedOps those of
+	// the conflict class, in the reconfiguration span (ALL rows).
+	FailedOps  int64 `json:"failed_count"`
+	AbortedOps int64 `json:"aborted_count"`
+	// LatencyAfterVsBeforePct is the LatencyOp mean latency from the end of
+	// reconfiguration to the end of the fault span relative to Before, as a
+	// % change; absent when either side is missing.
+	LatencyAfterVsBeforePct *float64 `json:"latency_after_vs_before_pct,omitempty"`
+	// Before covers the run windows from the previous action (or the run's
+	// start) to the fault, During the fault span, After the restore span
+	// (empty without a restore); all for LatencyOp.
+	Before LatencyStats `json:"before"`
+	During LatencyStats `json:"during"`
+	After  LatencyStats `json:"after"`
+	// PerOp has Before/During/After for every operation other than ALL.
+	PerOp map[string]OpLatency `json:"per_op,omitempty"`
+	// ChangePct holds relative changes in %: during_ops_pct, during_p50_pct,
+	// during_p99_pct, after_ops_pct, after_p50_pct, after_p99_pct (During or
+	// After against Before) and node_down_vs_baseline_pct (NodeDownOps
+	// against B); a key is absent when either side is missing.
+	ChangePct map[string]float64 `json:"change_pct"`
+	Notes     []string           `json:"notes,omitempty"`
+}
+
+// OpLatency is one operation's latency around a fault.
+type OpLatency struct {
+	Before LatencyStats `json:"before"`
+	During LatencyStats `json:"during"`
+	After  LatencyStats `json:"after"`
+}
+
+// PhaseStats summarises one stretch of the run: "before" (run windows
+// before the first action), one phase per action time up to the next action
+// or the end (Kind fault, restore or mixed, named after the actions), and
+// "final" (the last FinalFrac of the run, overlapping the others). The
+// embedded LatencyStats are for ALL.
+type PhaseStats struct {
+	Name   string  `json:"name"`
+	Kind   string  `json:"kind"`
+	FromMs float64 `json:"from_ms"`
+	ToMs   float64 `json:"to_ms"`
+	LatencyStats
+	ErrorsByClass map[string]int64 `json:"errors_by_class_count"`
+}
+
+// analyzer holds one analysis' inputs and derived series.
+type analyzer struct {
+	p        Params
+	s        []slot
+	window   time.Duration
+	bounds   []time.Duration // sorted distinct action times
+	runStart time.Duration
+	runEnd   time.Duration
+	base     float64
+}
+
+// Analyze computes the report of one run from its windows and events. It
+// fails only on invalid parameters or when no window is usable; every other
+// gap in the data is reported in Notes.
+func Analyze(windows []measure.WindowRow, evs []event.Event, p Params) (*Report, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	s, notes := buildSlots(windows)
+	if len(s) == 0 {
+		return nil, errors.New("analyze: no usable windows")
+	}
+	if n, w := len(s), medianWindow(s); n > 1 && s[n-1].dur() < w/2 {
+		// A last window cut short by the end of the run: its throughput is
+		// too noisy to judge, so it is left out.
+		notes = append(notes, fmt.Sprintf("last window (%v long) shorter than half the window length ignored", s[n-1].dur()))
+		s = s[:n-1]
+	}
+	a := &analyzer{p: p, s: s, window: medianWindow(s), runEnd: s[len(s)-1].end}
+	rep := &Report{Notes: notes, WindowMs: ms(a.window), Faults: []FaultMetrics{}}
+
+	var run []int
+	for i := range s {
+		if s[i].run {
+			run = append(run, i)
+		}
+	}
+	if len(run) == 0 {
+		rep.Notes = append(rep.Notes, "no run-phase windows; every window treated as run")
+		for i := range s {
+			s[i].run = true
+			run = append(run, i)
+		}
+	}
+	a.runStart = s[run[0]].start
+	rep.RunFromMs, rep.RunToMs = ms(a.runStart), ms(a.runEnd)
+	if p.LatencyOp != measure.AllOps && !a.hasOp(p.LatencyOp) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no rows for latency op %q", p.LatencyOp))
+	}
+
+	var faults []Fault
+	for _, f := range FaultsFromEvents(evs) {
+		if f.At >= a.runEnd {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s at %v is after the last window (%v): ignored",
+				strings.TrimSpace(f.Action+" "+f.Node), f.At, a.runEnd))
+			continue
+		}
+		faults = append(faults, f)
+		a.bounds = append(a.bounds, f.At)
+		if f.Restored() && f.RestoreAt < a.runEnd {
+			a.bounds = append(a.bounds, f.RestoreAt)
+		}
+	}
+	sort.Slice(a.bounds, func(i, j int) bool { return a.bounds[i] < a.bounds[j] })
+	a.bounds = dedup(a.bounds)
+
+	a.baseline(rep)
+	cut := a.runEnd - time.Duration(p.FinalFrac*float64(a.runEnd-a.runStart))
+	final := a.span(cut, a.runEnd+1, true)
+	rep.FinalOps = meanOps(s, final)
+
+	for _, f := range faults {
+		rep.Faults = append(rep.Faults, a.fault(f))
+	}
+	rep.Phases = a.phases(faults, cut)
+	return rep, nil
+}
+
+// dedup removes adjacent duplicates of a sorted slice.
+func dedup(d []time.Duration) []time.Duration {
+	var out []time.Duration
+	for _, v := range d {
+		if len(out) == 0 || v != out[len(out)-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// hasOp reports whether any window has a row for op.
+func (a *analyzer) hasOp(op string) bool {
+	for _, s := range a.s {
+		if _, ok := s.ops[op]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// span returns the windows whose midpoint lies in [from, to), in order;
+// runOnly restricts them to run-phase windows. Assigning windows by
+// midpoint puts every window in exactly one of two adjacent spans, the one
+// holding most of its time.
+func (a *analyzer) span(from, to time.Duration, runOnly bool) []int {
+	var out []int
+	for i, s := range a.s {
+		if m := s.mid(); m >= from && m < to && (!runOnly || s.run) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// next returns the first action time after t, or the run's end (and last
+// = true) when there is none.
+func (a *analyzer) next(t time.Duration) (end time.Duration, last bool) {
+	for _, b := range a.bounds {
+		if b > t {
+			return b, false
+		}
+	}
+	return a.runEnd + 1, true
+}
+
+// prev returns the last action time before t, or a time before every
+// window when there is none.
+func (a *analyzer) prev(t time.Duration) time.Duration {
+	p := time.Duration(math.MinInt64)
+	for _, b := range a.bounds {
+		if b < t {
+			p = b
+		}
+	}
+	return p
+}
+
+// baseline fills B from the run windows before the first action.
+func (a *analyzer) baseline(rep *Report) {
+	first := a.runEnd + 1
+	if len(a.bounds) > 0 {
+		first = a.bounds[0]
+	}
+	pre := a.span(math.MinInt64, first, true)
+	if len(pre) == 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no run window before the first fault (at %v, run starts at %v): no baseline", first, a.runStart))
+		return
+	}
+	steady := a.steadyWindows(pre, false)
+	if len(steady) == 0 {
+		steady = pre
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no steady stretch (±%g%% over %v) before the first fault: baseline is the mean of all %d pre-fault run windows", a.p.SteadyTol*100, a.p.SteadySpan, len(pre)))
+	} else {
+		rep.BaselineSteady = true
+	}
+	a.base = meanOps(a.s, steady)
+	rep.BaselineOps = a.base
+	rep.BaselineFromMs, rep.BaselineToMs = ms(a.s[steady[0]].start), ms(a.s[steady[len(steady)-1]].end)
+	if a.base <= 0 {
+		rep.Notes = append(rep.Notes, "baseline throughput is zero: downtime and failover not computable")
+	}
+}
+
+// steadyWindows returns the windows of idx in steady stretches (smoothed
+// throughput, SteadyTol over SteadySpan): all of them, or with lastOnly the
+// windows of the last stretch.
+func (a *analyzer) steadyWindows(idx []int, lastOnly bool) []int {
+	series := make([]float64, len(idx))
+	for k, i := range idx {
+		series[k] = tp(a.s, i)
+	}
+	st := SteadyStretches(Smooth(series, a.window, a.p.Smooth), a.window, a.p.SteadyTol, a.p.SteadySpan)
+	if lastOnly && len(st) > 0 {
+		st = st[len(st)-1:]
+	}
+	var out []int
+	for _, r := range st {
+		out = append(out, idx[r[0]:r[1]]...)
+	}
+	return out
+}
+
+// availability is downtime, longest gap, failover and whether the span
+// ends down, over windows idx of a span that starts at at.
+func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, failMs float64, downAtEnd bool) {
+	thr := a.p.DownFrac * a.base
+	var down, gap, cur time.Duration
+	firstEnd := time.Duration(-1)
+	inFirst := false
+	for k, i := range idx {
+		s := a.s[i]
+		if s.all.OK == 0 {
+			cur += s.dur()
+			gap = max(gap, cur)
+		} else {
+			cur = 0
+		}
+		isDown := tp(a.s, i) < thr
+		if isDown {
+			down += s.dur()
+			if firstEnd < 0 {
+				inFirst = true
+			}
+			if inFirst {
+				firstEnd = s.end
+			}
+		} else {
+			inFirst = false
+		}
+		if k == len(idx)-1 {
+			downAtEnd = isDown
+		}
+	}
+	downMs, gapMs, failMs = ms(down), ms(gap), 0
+	if firstEnd >= 0 {
+		failMs = ms(max(0, firstEnd-at))
+	}
+	if a.base <= 0 {
+		downMs, failMs, downAtEnd = -1, -1, false
+	}
+	return downMs, gapMs, failMs, downAtEnd
+}
+
+// holdFrom returns the position k in idx of the first window from which
+// ok holds for every window up to one ending at least hold after the
+// window's start, all within idx. found is false when no such k exists.
+func (a *analyzer) holdFrom(idx []int, ok func(i int) bool, hold time.Duration) (k int, found bool) {
+	for k = 0; k < len(idx); {
+		start := a.s[idx[k]].start
+		j := k
+		for ; j < len(idx) && ok(idx[j]); j++ {
+			if a.s[idx[j]].end-start >= hold {
+				return k, true
+			}
+		}
+		k = j + 1
+	}
+	return 0, false
+}
+
+// settle finds when throughput over windows idx (a span starting at from)
+// first stays within ±RecoverTol of the span's later steady level for Hold.
+// It returns the time in ms (-1 if never), the level, the mean throughput
+// from that moment to the span's end, and a reason when -1.
+func (a *analyzer) settle(idx []int, from time.Duration, what string, last bool) (t, level, after float64, why string) {
+	if len(idx) == 0 {
+		return -1, 0, 0, what + ": no window in the span"
+	}
+	var note string
+	if st := a.steadyWindows(idx, true); len(st) > 0 {
+		level = meanOps(a.s, st)
+	} else {
+		level = a.base
+		note = fmt.Sprintf("%s: no steady stretch in the span, measured against the baseline", what)
+	}
+	switch {
+	case a.base > 0 && level < a.p.DownFrac*a.base:
+		return -1, level, 0, joinNote(note, fmt.Sprintf("%s: throughput settled at %.0f ops/s, below %g%% of the baseline (still down)", what, level, a.p.DownFrac*100))
+	case level <= 0:
+		return -1, level, 0, joinNote(note, what+": no positive throughput level to reach")
+	}
+	tol := a.p.RecoverTol*level + relEps*level
+	k, found := a.holdFrom(idx, func(i int) bool { return math.Abs(tp(a.s, i)-level) <= tol }, a.p.Hold)
+	if !found {
+		end := "the next action"
+		if last {
+			end = "the run ended"
+		}
+		return -1, level, 0, joinNote(note, fmt.Sprintf("%s: throughput did not stay within ±%g%% of %.0f ops/s for %v before %s", what, a.p.RecoverTol*100, level, a.p.Hold, end))
+	}
+	return ms(max(0, a.s[idx[k]].start-from)), level, meanOps(a.s, idx[k:]), note
+}
+
+// joinNote joins two notes with "; ", skipping empty ones.
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
+}
+
+// fault computes the metrics of one fault.
+func (a *analyzer) fault(f Fault) FaultMetrics {
+	op := a.p.LatencyOp
+	m := FaultMetrics{Fault: f, DowntimeMs: -1, LongestGapMs: -1, FailoverMs: -1, RecoveryMs: -1,
+		RecoveryAfterDowntimeMs: -1, RestoreDowntimeMs: -1, RestoreLongestGapMs: -1, StabiliseMs: -1,
+		ReconfigurationMs: -1, ChangePct: map[string]float64{}}
+	note := func(s string) {
+		if s != "" {
+			m.Notes = append(m.Notes, s)
+		}
+	}
+	var before, during, after []int
+	if f.RestoreOnly() {
+		note("restore action without a matching earlier fault: only restore metrics apply")
+	} else {
+		end, last := a.next(f.At)
+		during = a.span(f.At, end, false)
+		before = a.span(a.prev(f.At), f.At, true)
+		if f.At < a.runStart {
+			note(fmt.Sprintf("fault at %v is before the measured run (starts at %v)", f.At, a.runStart))
+		}
+		if len(during) == 0 {
+			note("no window in the fault span")
+		} else {
+			m.DowntimeMs, m.LongestGapMs, m.FailoverMs, m.DownAtSpanEnd = a.availability(during, f.At)
+			if a.base <= 0 {
+				note("downtime and failover need a positive baseline")
+			}
+		}
+		var why string
+		m.RecoveryMs, m.LevelOps, m.NodeDownOps, why = a.settle(during, f.At, "recovery", last)
+		note(why)
+		if m.RecoveryMs >= 0 && m.FailoverMs >= 0 {
+			m.RecoveryAfterDowntimeMs = max(0, m.RecoveryMs-m.FailoverMs)
+		}
+		a.reconfiguration(&m, before, during)
+	}
+	if f.Restored() && f.RestoreAt >= a.runEnd {
+		note(fmt.Sprintf("restored at %v, after the last window: restore metrics not computed", f.RestoreAt))
+	} else if f.Restored() {
+		end, last := a.next(f.RestoreAt)
+		after = a.span(f.RestoreAt, end, false)
+		if len(after) == 0 {
+			note("no window in the restore span")
+		} else {
+			m.RestoreDowntimeMs, m.RestoreLongestGapMs, _, _ = a.availability(after, f.RestoreAt)
+		}
+		var why string
+		m.StabiliseMs, m.RestoreLevelOps, _, why = a.settle(after, f.RestoreAt, "stabilise", last)
+		note(why)
+	}
+	m.Before, m.During, m.After = stats(a.s, before, op), stats(a.s, during, op), stats(a.s, after, op)
+	pct := func(key string, now, then float64, nowN, thenN int64) {
+		if nowN > 0 && thenN > 0 && then > 0 {
+			m.ChangePct[key] = (now/then - 1) * 100
+		}
+	}
+	b := m.Before
+	for _, side := range []struct {
+		name string
+		st   LatencyStats
+	}{{"during", m.During}, {"after", m.After}} {
+		if side.st.DurationMs > 0 && b.DurationMs > 0 && b.Ops > 0 {
+			m.ChangePct[side.name+"_ops_pct"] = (side.st.Ops/b.Ops - 1) * 100
+		}
+		pct(side.name+"_p50_pct", side.st.P50Us, b.P50Us, side.st.OKCount, b.OKCount)
+		pct(side.name+"_p99_pct", side.st.P99Us, b.P99Us, side.st.OKCount, b.OKCount)
+	}
+	if m.RecoveryMs >= 0 && a.base > 0 {
+		m.ChangePct["node_down_vs_baseline_pct"] = (m.NodeDownOps/a.base - 1) * 100
+	}
+	for _, name := range a.opNames() {
+		if m.PerOp == nil {
+			m.PerOp = map[string]OpLatency{}
+		}
+		m.PerOp[name] = OpLatency{Before: stats(a.s, before, name), During: stats(a.s, during, name),
+			After: stats(a.s, after, name)}
+	}
+	return m
+}
+
+// reconfiguration fills the seed-000 metrics of m from the windows before
+// and during the fault.
+func (a *analyzer) reconfiguration(m *FaultMetrics, before, during []int) {
+	op := a.p.LatencyOp
+	ref := stats(a.s, before, op)
+	m.PreFaultP99Us = ref.P99Us
+	spanIdx, afterIdx := during, []int(nil)
+	switch {
+	case len(during) == 0:
+	case ref.OKCount == 0 || ref.P99Us <= 0:
+		m.Notes = append(m.Notes, "reconfiguration: no pre-fault latency to compare with")
+	default:
+		limit := a.p.LatencyFactor * ref.P99Us
+		k, found := a.holdFrom(during, func(i int) bool {
+			r, ok := a.s[i].row(op)
+			return ok && r.OK > 0 && r.P99Us < limit
+		}, a.p.Hold)
+		if found {
+			m.ReconfigurationMs = ms(max(0, a.s[during[k]].start-m.Fault.At))
+			spanIdx, afterIdx = during[:k], during[k:]
+		} else {
+			m.Notes = append(m.Notes, fmt.Sprintf("reconfiguration: p99 did not stay under %gx the pre-fault p99 (%.0f µs) for %v within the fault span; peak and failed/aborted counts cover the whole span", a.p.LatencyFactor, ref.P99Us, a.p.Hold))
+		}
+	}
+	for _, i := range spanIdx {
+		if r, ok := a.s[i].row(op); ok {
+			m.PeakLatencyMs = math.Max(m.PeakLatencyMs, r.MaxUs/1000)
+		}
+		m.FailedOps += a.s[i].all.ErrorCount()
+		m.AbortedOps += a.s[i].all.Errors[driver.Conflict]
+	}
+	if aft := stats(a.s, afterIdx, op); aft.OKCount > 0 && ref.OKCount > 0 && ref.MeanUs > 0 {
+		v := (aft.MeanUs/ref.MeanUs - 1) * 100
+		m.LatencyAfterVsBeforePct = &v
+	}
+}
+
+// opNames lists the operations other than ALL, sorted.
+func (a *analyzer) opNames() []string {
+	set := map[string]bool{}
+	for _, s := range a.s {
+		for op := range s.ops {
+			set[op] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for op := range set {
+		names = append(names, op)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// phases splits the run at every action time.
+func (a *analyzer) phases(faults []Fault, finalFrom time.Duration) []PhaseStats {
+	mk := func(name, kind string, from, to time.Duration, idx []int) PhaseStats {
+		return PhaseStats{Name: name, Kind: kind, FromMs: ms(from), ToMs: ms(min(to, a.runEnd)),
+			LatencyStats: stats(a.s, idx, measure.AllOps), ErrorsByClass: errorsByClass(a.s, idx)}
+	}
+	first := a.runEnd + 1
+	if len(a.bounds) > 0 {
+		first = a.bounds[0]
+	}
+	out := []PhaseStats{mk("before", "before", a.runStart, max(a.runStart, first), a.span(math.MinInt64, first, true))}
+	for _, b := range a.bounds {
+		var names []string
+		injects, restores := 0, 0
+		for _, f := range faults {
+			if f.At == b && !f.RestoreOnly() {
+				names = append(names, strings.TrimSpace(f.Action+" "+f.Node))
+				injects++
+			}
+			if f.Restored() && f.RestoreAt == b {
+				names = append(names, strings.TrimSpace(f.RestoreAction+" "+f.Node))
+				restores++
+			}
+		}
+		kind := "mixed"
+		if restores == 0 {
+			kind = "fault"
+		} else if injects == 0 {
+			kind = "restore"
+		}
+		end, _ := a.next(b)
+		out = append(out, mk(strings.Join(names, " + "), kind, b, end, a.span(b, end, false)))
+	}
+	out = append(out, mk("final", "final", finalFrom, a.runEnd, a.span(finalFrom, a.runEnd+1, true)))
+	return out
+}

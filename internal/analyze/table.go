@@ -1,0 +1,182 @@
+package analyze
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// ResultsTable lays reports out like seed 004's results table: one row per
+// metric, one column per run (names[i] heads reports[i]; a missing name is
+// "run N", a nil report shows "-"). Per-fault rows are grouped under a
+// "fault N" header row naming each run's fault; runs with fewer faults show
+// "-". A -1 time-until metric (recovery, stabilisation, reconfiguration)
+// prints as "never", a -1 duration (downtime, gap, failover: not
+// computable) and the restore metrics of a fault not restored before the
+// run's end as "n/a".
+// The result is plain text, columns aligned with spaces, one line per row,
+// ending in a newline.
+func ResultsTable(names []string, reports []*Report) string {
+	header := []string{"metric"}
+	for i := range reports {
+		name := fmt.Sprintf("run %d", i+1)
+		if i < len(names) && names[i] != "" {
+			name = names[i]
+		}
+		header = append(header, name)
+	}
+	rows := [][]string{header}
+	add := func(label string, cell func(r *Report) string) {
+		row := []string{label}
+		for _, r := range reports {
+			if r == nil {
+				row = append(row, "-")
+			} else {
+				row = append(row, cell(r))
+			}
+		}
+		rows = append(rows, row)
+	}
+	add("baseline throughput (ops/s)", func(r *Report) string {
+		s := num(r.BaselineOps, 0)
+		if !r.BaselineSteady {
+			s += " (not steady)"
+		}
+		return s
+	})
+	nf := 0
+	for _, r := range reports {
+		if r != nil {
+			nf = max(nf, len(r.Faults))
+		}
+	}
+	for k := range nf {
+		fm := func(cell func(r *Report, m FaultMetrics) string) func(r *Report) string {
+			return func(r *Report) string {
+				if k >= len(r.Faults) {
+					return "-"
+				}
+				return cell(r, r.Faults[k])
+			}
+		}
+		restored := func(cell func(m FaultMetrics) string) func(r *Report) string {
+			return fm(func(r *Report, m FaultMetrics) string {
+				if !m.Fault.Restored() || ms(m.Fault.RestoreAt) >= r.RunToMs {
+					return "n/a"
+				}
+				return cell(m)
+			})
+		}
+		injected := func(cell func(m FaultMetrics) string) func(r *Report) string {
+			return fm(func(_ *Report, m FaultMetrics) string {
+				if m.Fault.RestoreOnly() {
+					return "n/a"
+				}
+				return cell(m)
+			})
+		}
+		add(fmt.Sprintf("fault %d", k+1), fm(func(_ *Report, m FaultMetrics) string {
+			s := strings.TrimSpace(m.Fault.Action + " " + m.Fault.Node)
+			return s + " @" + num(m.Fault.At.Seconds(), 1) + "s"
+		}))
+		add("  downtime (ms)", injected(func(m FaultMetrics) string {
+			s := naCell(m.DowntimeMs)
+			if m.DownAtSpanEnd {
+				s += "+ (still down)"
+			}
+			return s
+		}))
+		add("  longest gap (ms)", injected(func(m FaultMetrics) string { return naCell(m.LongestGapMs) }))
+		add("  failover time (ms)", injected(func(m FaultMetrics) string { return naCell(m.FailoverMs) }))
+		add("  recovery time (ms)", injected(func(m FaultMetrics) string { return timeCell(m.RecoveryMs) }))
+		add("  recovery after downtime (ms)", injected(func(m FaultMetrics) string { return timeCell(m.RecoveryAfterDowntimeMs) }))
+		add("  node down throughput (ops/s)", injected(func(m FaultMetrics) string {
+			if m.RecoveryMs < 0 {
+				return "-"
+			}
+			return num(m.NodeDownOps, 0)
+		}))
+		add("  node down vs baseline (%)", fm(func(_ *Report, m FaultMetrics) string { return pctCell(m.ChangePct, "node_down_vs_baseline_pct") }))
+		add("  restore downtime (ms)", restored(func(m FaultMetrics) string { return naCell(m.RestoreDowntimeMs) }))
+		add("  time to stabilise on node up (ms)", restored(func(m FaultMetrics) string { return timeCell(m.StabiliseMs) }))
+		add("  reconfiguration time (ms)", injected(func(m FaultMetrics) string { return timeCell(m.ReconfigurationMs) }))
+		add("  peak latency (ms)", injected(func(m FaultMetrics) string { return num(m.PeakLatencyMs, 1) }))
+		add("  failed ops in reconfiguration", injected(func(m FaultMetrics) string { return strconv.FormatInt(m.FailedOps, 10) }))
+		add("  aborted ops in reconfiguration", injected(func(m FaultMetrics) string { return strconv.FormatInt(m.AbortedOps, 10) }))
+		add("  latency after vs before (%)", injected(func(m FaultMetrics) string {
+			if m.LatencyAfterVsBeforePct == nil {
+				return "-"
+			}
+			return signed(*m.LatencyAfterVsBeforePct)
+		}))
+	}
+	add("final throughput (ops/s)", func(r *Report) string { return num(r.FinalOps, 0) })
+	add("final vs baseline (%)", func(r *Report) string {
+		if r.BaselineOps <= 0 {
+			return "-"
+		}
+		return signed((r.FinalOps/r.BaselineOps - 1) * 100)
+	})
+	return align(rows)
+}
+
+// timeCell formats a "time until" metric in ms; negative (-1) is "never".
+func timeCell(v float64) string {
+	if v < 0 {
+		return "never"
+	}
+	return num(v, 0)
+}
+
+// naCell formats a duration metric in ms; negative (-1: not computable)
+// is "n/a".
+func naCell(v float64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return num(v, 0)
+}
+
+// pctCell formats key of m as a signed percentage, "-" when absent.
+func pctCell(m map[string]float64, key string) string {
+	v, ok := m[key]
+	if !ok {
+		return "-"
+	}
+	return signed(v)
+}
+
+// signed formats a percentage with a sign and one decimal.
+func signed(v float64) string { return fmt.Sprintf("%+.1f", v) }
+
+// num formats v with the given decimals.
+func num(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+
+// align pads the cells: the first column left-aligned, the others
+// right-aligned, two spaces apart.
+func align(rows [][]string) string {
+	var width []int
+	for _, row := range rows {
+		for i, c := range row {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for _, row := range rows {
+		var line strings.Builder
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				line.WriteString(c + pad)
+			} else {
+				line.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,75 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestResultsTable(t *testing.T) {
+	rep := mustAnalyze(t, gen(100*time.Millisecond, 90*sec, 10*sec, failover), killStart(30*sec, 60*sec), DefaultParams())
+	stayDown := func(t time.Duration) point { return failover(min(t, 59*sec)) }
+	noRestore := mustAnalyze(t, gen(100*time.Millisecond, 90*sec, 10*sec, stayDown), killStart(30*sec, -1), DefaultParams())
+	out := ResultsTable([]string{"etcd-75%", ""}, []*Report{rep, noRestore, nil})
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	cells := func(label string) []string {
+		for _, l := range lines {
+			if strings.HasPrefix(l, label+"  ") {
+				return strings.Fields(l[len(label):])
+			}
+		}
+		t.Fatalf("no row %q in\n%s", label, out)
+		return nil
+	}
+	for _, tc := range []struct {
+		row  string
+		want []string
+	}{
+		{"metric", []string{"etcd-75%", "run", "2", "run", "3"}},
+		{"baseline throughput (ops/s)", []string{"1000", "1000", "-"}},
+		{"fault 1", []string{"kill", "n1", "@30.0s", "kill", "n1", "@30.0s", "-"}},
+		{"  downtime (ms)", []string{"1500", "1500", "-"}},
+		{"  failover time (ms)", []string{"1500", "1500", "-"}},
+		{"  recovery time (ms)", []string{"2500", "2500", "-"}},
+		{"  recovery after downtime (ms)", []string{"1000", "1000", "-"}},
+		{"  node down throughput (ops/s)", []string{"700", "700", "-"}},
+		{"  node down vs baseline (%)", []string{"-30.0", "-30.0", "-"}},
+		{"  restore downtime (ms)", []string{"500", "n/a", "-"}},
+		{"  time to stabilise on node up (ms)", []string{"1000", "n/a", "-"}},
+		{"  reconfiguration time (ms)", []string{"4000", "4000", "-"}},
+		{"  peak latency (ms)", []string{"1500.0", "1500.0", "-"}},
+		{"  aborted ops in reconfiguration", []string{"30", "30", "-"}},
+		{"  latency after vs before (%)", []string{"+10.0", "+10.0", "-"}},
+		{"final throughput (ops/s)", []string{"1000", "700", "-"}},
+		{"final vs baseline (%)", []string{"+0.0", "-30.0", "-"}},
+	} {
+		t.Run(strings.TrimSpace(tc.row), func(t *testing.T) {
+			got := cells(tc.row)
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("row %q = %q, want %q", tc.row, got, tc.want)
+			}
+		})
+	}
+	t.Run("aligned", func(t *testing.T) {
+		// Every column ends at the same offset on every line: the first
+		// column's width is shared, right-aligned cells end together.
+		var end int
+		for i, l := range lines {
+			if i == 0 {
+				end = len(l)
+				continue
+			}
+			if !strings.HasSuffix(l, "-") {
+				t.Errorf("line %q does not end with the nil run's cell", l)
+			}
+			if len(l) != end {
+				t.Errorf("line %d is %d bytes wide, header %d:\n%s", i, len(l), end, out)
+			}
+		}
+	})
+	t.Run("no faults, no reports", func(t *testing.T) {
+		if got := ResultsTable(nil, nil); got != "metric\nbaseline throughput (ops/s)\nfinal throughput (ops/s)\nfinal vs baseline (%)\n" {
+			t.Errorf("empty table %q", got)
+		}
+	})
+}

@@ -1,0 +1,167 @@
+// Package launcher starts, stops and inspects clusters of database nodes on
+// this machine. A Launcher (one per target kind, in sub-packages) knows how to
+// bring a cluster up and how to restart one of its nodes; this package holds
+// what every kind shares: the node and cluster model, the state file that lets
+// `cluster down` and `cleanup` find every process again, process spawning
+// that never leaves an orphan behind, and the one place where node addresses
+// are assigned.
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Roles a node can have. Launchers report what their database calls it.
+const (
+	RoleLeader   = "leader"
+	RoleFollower = "follower"
+	RolePrimary  = "primary" // Redis Cluster master
+	RoleReplica  = "replica"
+	RoleUnknown  = ""
+)
+
+// Node is one database process of a cluster.
+type Node struct {
+	Name     string   `json:"name"`      // n1, n2, ...
+	PID      int      `json:"pid"`       // 0 when not running
+	Addr     string   `json:"addr"`      // client address host:port
+	PeerAddr string   `json:"peer_addr"` // peer/bus address host:port, if any
+	DataDir  string   `json:"data_dir"`
+	LogFile  string   `json:"log_file"`
+	Argv     []string `json:"argv"` // the command that (re)starts this node with the same data and addresses
+	Role     string   `json:"role,omitempty"`
+	ID       string   `json:"id,omitempty"` // the database's own id (etcd member id, redis node id)
+	Down     bool     `json:"down,omitempty"`
+}
+
+// Cluster is a running (or partly running) cluster, as recorded in its state file.
+type Cluster struct {
+	Kind      string            `json:"kind"` // target kind, e.g. "etcd"
+	Name      string            `json:"name"` // state name, e.g. "etcd" or "run-20261122T...-etcd"
+	Dir       string            `json:"dir"`  // root of node data and logs
+	Nodes     []Node            `json:"nodes"`
+	Options   map[string]string `json:"options,omitempty"`
+	Detached  bool              `json:"detached"`  // nodes outlive the faultbench that started them
+	OwnerPID  int               `json:"owner_pid"` // the faultbench process that owns a non-detached cluster
+	KeepData  bool              `json:"keep_data,omitempty"`
+	TempDir   bool              `json:"temp_dir,omitempty"` // Dir was created by faultbench and is removed on down
+	CreatedAt time.Time         `json:"created_at"`
+}
+
+// Node returns the node with the given name.
+func (c *Cluster) Node(name string) (*Node, error) {
+	for i := range c.Nodes {
+		if c.Nodes[i].Name == name {
+			return &c.Nodes[i], nil
+		}
+	}
+	return nil, fmt.Errorf("cluster %s has no node %q (nodes: %s)", c.Name, name, strings.Join(c.NodeNames(), ", "))
+}
+
+// NodeNames returns the node names in order.
+func (c *Cluster) NodeNames() []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// Endpoints returns the client addresses of all nodes, down ones included
+// (clients are expected to fail over between them).
+func (c *Cluster) Endpoints() []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Addr
+	}
+	return out
+}
+
+// WithRole returns the names of the up nodes having role, sorted.
+func (c *Cluster) WithRole(role string) []string {
+	var out []string
+	for _, n := range c.Nodes {
+		if n.Role == role && !n.Down {
+			out = append(out, n.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Spec says what cluster to bring up.
+type Spec struct {
+	Name     string            // state name; defaults to the kind
+	Nodes    int               // members (etcd) or masters (redis-cluster)
+	Replicas int               // replicas per master where the kind has them
+	Dir      string            // root directory for data and logs; a temp dir when empty
+	Detached bool              // nodes survive this process (cluster up); otherwise they die with it
+	KeepData bool              // keep data directories on down
+	Options  map[string]string // kind-specific options, documented by each launcher
+}
+
+// Validate checks the parts every kind shares.
+func (s Spec) Validate() error {
+	if s.Nodes < 1 {
+		return fmt.Errorf("nodes must be at least 1, got %d", s.Nodes)
+	}
+	if s.Nodes > 64 {
+		return fmt.Errorf("nodes must be at most 64 on one machine, got %d", s.Nodes)
+	}
+	if s.Replicas < 0 {
+		return fmt.Errorf("replicas must not be negative, got %d", s.Replicas)
+	}
+	return nil
+}
+
+// Launcher brings up clusters of one target kind.
+type Launcher interface {
+	// Kind is the target kind, e.g. "etcd".
+	Kind() string
+	// Up starts every node and returns once the cluster is healthy (or ctx ends).
+	// On error, whatever was started is stopped again.
+	Up(ctx context.Context, env *Env, spec Spec) (*Cluster, error)
+	// StartNode starts a stopped node again with the same data directory and addresses.
+	StartNode(ctx context.Context, env *Env, c *Cluster, name string) error
+	// Refresh updates roles (leader, primary ...) and liveness of the nodes.
+	Refresh(ctx context.Context, c *Cluster) error
+	// WaitHealthy waits until every up node is healthy and the cluster can
+	// serve (etcd: all members healthy and a leader; redis: all slots covered
+	// and replicas in sync). The error says what it was still waiting for.
+	WaitHealthy(ctx context.Context, c *Cluster) error
+}
+
+// Registry maps kinds to launchers.
+type Registry struct{ m map[string]Launcher }
+
+// NewRegistry returns a registry holding ls.
+func NewRegistry(ls ...Launcher) *Registry {
+	r := &Registry{m: map[string]Launcher{}}
+	for _, l := range ls {
+		r.m[l.Kind()] = l
+	}
+	return r
+}
+
+// Get returns the launcher of kind.
+func (r *Registry) Get(kind string) (Launcher, error) {
+	l, ok := r.m[kind]
+	if !ok {
+		return nil, fmt.Errorf("no launcher for target %q (faultbench can start: %s)", kind, strings.Join(r.Kinds(), ", "))
+	}
+	return l, nil
+}
+
+// Kinds lists the kinds, sorted.
+func (r *Registry) Kinds() []string {
+	var out []string
+	for k := range r.m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,333 @@
+// Package fault breaks and repairs clusters that a launcher started.
+//
+// A fault kind (kill, stop, start, restart, pause, resume) implements Fault,
+// a lifecycle in the shape of roachprod's failure modes: Prepare, Inject,
+// WaitEffective, Restore, WaitRestored, Cleanup. Every call takes a context
+// first and every wait has a deadline whose error says what it waited for.
+// Kinds are looked up by name in a Registry (one line per kind).
+//
+// Faults act on node selectors — a node name, a role (leader, primary,
+// replica, follower), random, any:N, all, or a name bound earlier with "as" —
+// which a Resolver turns into node names against the cluster as it is at
+// injection time.
+//
+// Run executes a Schedule (faults at times relative to the start of the
+// measured run) and writes fault events; Watch polls the cluster and writes
+// what it observes (nodes down and up, leader and role changes); RestoreAll
+// brings every killed, stopped or paused node back after a run; Apply is the
+// one-shot form behind `faultbench fault ACTION NODE`.
+//
+// Run, Watch, RestoreAll and Apply may share one Target concurrently: the
+// Target owns a mutex, and every access to its Cluster goes through the
+// Target's methods (Snapshot, Node, UpdateNode, Refresh, WaitHealthy,
+// Persist). Launcher methods are called on private copies of the cluster, so
+// a launcher may see concurrent calls on distinct *launcher.Cluster values.
+// See docs/faults.md for the user-facing description.
+package fault
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/launcher"
+)
+
+// Action names a fault kind, as written in a scenario's schedule and on the
+// `faultbench fault` command line.
+type Action string
+
+// The built-in actions. Later kinds (partition, heal, delay, loss, add-node,
+// remove-node) are added as one type plus one line in NewRegistry.
+const (
+	ActionKill    Action = "kill"    // SIGKILL the node's process
+	ActionStop    Action = "stop"    // SIGTERM, SIGKILL after the stop grace
+	ActionStart   Action = "start"   // start a dead node again with the same data and addresses
+	ActionRestart Action = "restart" // stop, then start
+	ActionPause   Action = "pause"   // SIGSTOP the node's process
+	ActionResume  Action = "resume"  // SIGCONT a paused node
+)
+
+// Defaults for the Target's deadlines.
+const (
+	DefaultHealthTimeout = 60 * time.Second // Target.HealthTimeout when zero
+	DefaultStopGrace     = 10 * time.Second // Target.StopGrace when zero
+)
+
+// Fault is one fault kind's lifecycle on a set of nodes. A value is made
+// fresh for every use (see Registry) and may remember state between its
+// calls, e.g. the pids it signalled. The same nodes are passed to every call.
+//
+// The executor calls Prepare, Inject, WaitEffective, and Cleanup at the end
+// of a run; Restore and WaitRestored undo the fault where it has an undo
+// (kill, stop: start the node; pause: resume it) and are no-ops for faults
+// that repair (start, resume) or leave the node running (restart).
+type Fault interface {
+	// Name is the fault's action name.
+	Name() Action
+	// Prepare installs what Inject needs (nothing for signal faults).
+	Prepare(ctx context.Context, t *Target, nodes []string) error
+	// Inject applies the fault. It fails for nodes not in a state the fault
+	// applies to (e.g. kill of a node that is not running) but still acts on
+	// the others.
+	Inject(ctx context.Context, t *Target, nodes []string) error
+	// WaitEffective waits until the fault is in full effect (the process is
+	// gone, the process is in stopped state, the started node serves).
+	WaitEffective(ctx context.Context, t *Target, nodes []string) error
+	// Restore undoes Inject where the fault has an undo.
+	Restore(ctx context.Context, t *Target, nodes []string) error
+	// WaitRestored waits until Restore took effect.
+	WaitRestored(ctx context.Context, t *Target, nodes []string) error
+	// Cleanup removes what Prepare installed; it does not restore.
+	Cleanup(ctx context.Context, t *Target, nodes []string) error
+}
+
+// Repairer is implemented by faults that repair rather than break (start,
+// resume). The executor does not wait for cluster health before them (the
+// node they repair is what keeps the cluster unhealthy) and writes
+// FaultRestore / FaultRestored events instead of FaultInject / FaultInjected.
+type Repairer interface {
+	// Repairs reports whether the fault repairs (true for start and resume).
+	Repairs() bool
+}
+
+// IsRepair reports whether f repairs (see Repairer).
+func IsRepair(f Fault) bool {
+	r, ok := f.(Repairer)
+	return ok && r.Repairs()
+}
+
+// Constructor makes a fresh Fault for one use.
+type Constructor func() Fault
+
+// Registry maps action names to fault constructors.
+type Registry struct{ m map[Action]Constructor }
+
+// NewRegistry returns a registry holding the built-in faults.
+func NewRegistry() *Registry {
+	r := &Registry{m: map[Action]Constructor{}}
+	r.Register(ActionKill, func() Fault { return &killFault{} })
+	r.Register(ActionStop, func() Fault { return &stopFault{} })
+	r.Register(ActionStart, func() Fault { return &startFault{} })
+	r.Register(ActionRestart, func() Fault { return &restartFault{} })
+	r.Register(ActionPause, func() Fault { return &pauseFault{} })
+	r.Register(ActionResume, func() Fault { return &resumeFault{} })
+	return r
+}
+
+// Register adds (or replaces) the fault kind name.
+func (r *Registry) Register(name Action, c Constructor) { r.m[name] = c }
+
+// Has reports whether name is a registered action.
+func (r *Registry) Has(name Action) bool {
+	_, ok := r.m[name]
+	return ok
+}
+
+// New returns a fresh fault of kind name; an unknown name's error lists the
+// known ones.
+func (r *Registry) New(name Action) (Fault, error) {
+	c, ok := r.m[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown fault action %q (known: %s)", name, strings.Join(r.names(), ", "))
+	}
+	return c(), nil
+}
+
+// Names lists the registered actions, sorted.
+func (r *Registry) Names() []Action {
+	out := make([]Action, 0, len(r.m))
+	for k := range r.m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func (r *Registry) names() []string {
+	var out []string
+	for _, a := range r.Names() {
+		out = append(out, string(a))
+	}
+	return out
+}
+
+// Target is the cluster faults act on, with what acting on it needs.
+//
+// Cluster is shared by the executor, the watcher and the CLI helpers; once
+// any of them runs, read and change it only through the Target's methods,
+// which hold the Target's mutex. Do not copy a Target.
+type Target struct {
+	// Launcher restarts nodes and reports roles and health.
+	Launcher launcher.Launcher
+	// Env spawns node processes (for start and restart).
+	Env *launcher.Env
+	// Cluster is the cluster's state; see the type comment for access rules.
+	Cluster *launcher.Cluster
+	// Events receives fault and observation events; nil discards them.
+	Events *event.Log
+	// Save persists the cluster state after pids change; may be nil.
+	Save func(*launcher.Cluster) error
+	// HealthTimeout bounds every wait for cluster health and each fault
+	// phase; DefaultHealthTimeout when zero.
+	HealthTimeout time.Duration
+	// StopGrace is how long stop waits after SIGTERM before SIGKILL;
+	// DefaultStopGrace when zero.
+	StopGrace time.Duration
+
+	mu sync.Mutex // guards Cluster
+}
+
+func (t *Target) healthTimeout() time.Duration {
+	if t.HealthTimeout > 0 {
+		return t.HealthTimeout
+	}
+	return DefaultHealthTimeout
+}
+
+func (t *Target) stopGrace() time.Duration {
+	if t.StopGrace > 0 {
+		return t.StopGrace
+	}
+	return DefaultStopGrace
+}
+
+func (t *Target) emit(kind, node, detail, label string) {
+	t.Events.Add(event.Event{Kind: kind, Node: node, Detail: detail, Fault: label})
+}
+
+// copyCluster returns a deep copy of c.
+func copyCluster(c *launcher.Cluster) *launcher.Cluster {
+	cp := *c
+	cp.Nodes = make([]launcher.Node, len(c.Nodes))
+	for i, n := range c.Nodes {
+		cp.Nodes[i] = copyNode(n)
+	}
+	if c.Options != nil {
+		cp.Options = make(map[string]string, len(c.Options))
+		for k, v := range c.Options {
+			cp.Options[k] = v
+		}
+	}
+	return &cp
+}
+
+func copyNode(n launcher.Node) launcher.Node {
+	n.Argv = append([]string(nil), n.Argv...)
+	return n
+}
+
+// Snapshot returns a deep copy of the cluster, safe to read and to hand to
+// a launcher.
+func (t *Target) Snapshot() *launcher.Cluster {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return copyCluster(t.Cluster)
+}
+
+// Node returns a copy of node name.
+func (t *Target) Node(name string) (launcher.Node, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, err := t.Cluster.Node(name)
+	if err != nil {
+		return launcher.Node{}, err
+	}
+	return copyNode(*n), nil
+}
+
+// UpdateNode calls fn with node name while holding the Target's mutex. fn
+// must not block or call other Target methods.
+func (t *Target) UpdateNode(name string, fn func(n *launcher.Node)) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, err := t.Cluster.Node(name)
+	if err != nil {
+		return err
+	}
+	fn(n)
+	return nil
+}
+
+// Refresh asks the launcher for current roles and liveness, on a copy of
+// the cluster, and merges the result back node by node — except for nodes
+// whose pid changed meanwhile (a fault restarted or killed them), whose
+// newer state is kept. It returns the refreshed copy, which the caller owns.
+// On a launcher error the copy holds whatever the launcher managed to fill
+// in and nothing is merged.
+func (t *Target) Refresh(ctx context.Context) (*launcher.Cluster, error) {
+	cp := t.Snapshot()
+	before := make(map[string]int, len(cp.Nodes))
+	for _, n := range cp.Nodes {
+		before[n.Name] = n.PID
+	}
+	if err := t.Launcher.Refresh(ctx, cp); err != nil {
+		return cp, fmt.Errorf("refreshing cluster %s: %w", cp.Name, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, rn := range cp.Nodes {
+		live, err := t.Cluster.Node(rn.Name)
+		if err != nil {
+			continue
+		}
+		if pid, ok := before[rn.Name]; ok && live.PID == pid {
+			*live = copyNode(rn)
+		}
+	}
+	return cp, nil
+}
+
+// WaitHealthy waits, at most HealthTimeout, until the launcher reports the
+// cluster healthy. Nodes that are dead or paused cannot be healthy, so the
+// copy the launcher checks shows them as not running (pid 0, down) and the
+// wait is for the nodes that can serve. The error names the cluster, the
+// deadline and what the wait was for (why).
+func (t *Target) WaitHealthy(ctx context.Context, why string) error {
+	timeout := t.healthTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cp := t.Snapshot() // pids are kept current by the faults; roles do not matter here
+	for i := range cp.Nodes {
+		if !running(cp.Nodes[i]) {
+			cp.Nodes[i].PID, cp.Nodes[i].Down = 0, true
+		}
+	}
+	if err := t.Launcher.WaitHealthy(ctx, cp); err != nil {
+		return fmt.Errorf("cluster %s not healthy within %s (waiting %s): %w", cp.Name, timeout, why, err)
+	}
+	return nil
+}
+
+// Persist saves a snapshot of the cluster through Save (if set).
+func (t *Target) Persist() error {
+	if t.Save == nil {
+		return nil
+	}
+	c := t.Snapshot()
+	if err := t.Save(c); err != nil {
+		return fmt.Errorf("saving state of cluster %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// refreshTimeout bounds one launcher Refresh made by the executor.
+const refreshTimeout = 10 * time.Second
+
+// running reports whether n's process exists and is not paused.
+func running(n launcher.Node) bool {
+	return n.PID > 0 && launcher.Alive(n.PID) && !launcher.Stopped(n.PID)
+}
+
+// paused reports whether n's process exists and is stopped by a signal.
+func paused(n launcher.Node) bool {
+	return n.PID > 0 && launcher.Alive(n.PID) && launcher.Stopped(n.PID)
+}
+
+// up reports whether n can serve as far as faultbench knows: the launcher
+// does not say it is down and its process runs.
+func up(n launcher.Node) bool { return !n.Down && running(n) }

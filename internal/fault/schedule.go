@@ -1,0 +1,352 @@
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/launcher"
+)
+
+// Step is one fault of a schedule.
+type Step struct {
+	At     time.Duration // when, relative to the start of the measured run
+	Action Action        // what: kill, stop, start, restart, pause, resume
+	Node   string        // which nodes: a selector (see Resolver.Resolve)
+	As     string        // optional: bind the resolved nodes to this name for later steps
+	Label  string        // optional: the fault's label in events (default: As, else the bound name Node refers to, else "step N")
+}
+
+// String renders the step as in messages: "at 30s: kill leader as victim".
+func (s Step) String() string {
+	out := fmt.Sprintf("at %s: %s %s", s.At, s.Action, s.Node)
+	if s.As != "" {
+		out += " as " + s.As
+	}
+	return out
+}
+
+// Schedule is a list of steps in time order.
+type Schedule []Step
+
+// Validate checks the schedule against the built-in fault kinds; see
+// ValidateFor.
+func (s Schedule) Validate() error { return s.ValidateFor(NewRegistry(), nil) }
+
+// ValidateFor checks that times are not negative and in order, that every
+// action is in reg, that selectors are well formed, that every "as" name is a
+// plain name bound once, and that a bound name is used only after the step
+// that binds it. With c set it also checks that node names exist in c and
+// that no bound name is also a node name. All problems are reported, each
+// naming its step.
+func (s Schedule) ValidateFor(reg *Registry, c *launcher.Cluster) error {
+	binds := map[string]int{} // name -> index of the binding step
+	for i, st := range s {
+		if st.As == "" {
+			continue
+		}
+		if _, ok := binds[st.As]; !ok {
+			binds[st.As] = i
+		}
+	}
+	nodes := map[string]bool{}
+	if c != nil {
+		for _, n := range c.Nodes {
+			nodes[n.Name] = true
+		}
+	}
+	var errs []error
+	bad := func(i int, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("schedule step %d (%s): %s", i+1, s[i], fmt.Sprintf(format, args...)))
+	}
+	bound := map[string]int{}
+	for i, st := range s {
+		if st.At < 0 {
+			bad(i, "at must not be negative")
+		}
+		if i > 0 && st.At < s[i-1].At {
+			bad(i, "steps must be in time order, but %s comes after %s", st.At, s[i-1].At)
+		}
+		if !reg.Has(st.Action) {
+			bad(i, "unknown fault action %q (known: %s)", st.Action, strings.Join(reg.names(), ", "))
+		}
+		if sel, err := parseSelector(st.Node); err != nil {
+			bad(i, "%v", err)
+		} else if sel.kind == selName {
+			if _, ok := bound[st.Node]; ok {
+				// a reference to an earlier binding
+			} else if j, ok := binds[st.Node]; ok && j == i {
+				bad(i, "node %q is the name this step binds with as; it can be used only by later steps", st.Node)
+			} else if ok {
+				bad(i, "node %q is bound by step %d, which comes later; a name can be used only after the step that binds it", st.Node, j+1)
+			} else if c != nil && !nodes[st.Node] {
+				bad(i, "node %q is neither a node of cluster %s (%s) nor a name bound earlier with as", st.Node, c.Name, strings.Join(c.NodeNames(), ", "))
+			}
+		}
+		if st.As != "" {
+			switch {
+			case !validName(st.As):
+				bad(i, "as %q must be a plain name (letters, digits, '.', '_', '-')", st.As)
+			case isKeyword(st.As):
+				bad(i, "as %q is a selector keyword; choose another name", st.As)
+			case nodes[st.As]:
+				bad(i, "as %q is also a node name; choose another name", st.As)
+			default:
+				if j, ok := bound[st.As]; ok {
+					bad(i, "as %q is already bound by step %d", st.As, j+1)
+				} else {
+					bound[st.As] = i
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// label returns the events label of step i.
+func (s Schedule) label(i int, r *Resolver) string {
+	st := s[i]
+	switch {
+	case st.Label != "":
+		return st.Label
+	case st.As != "":
+		return st.As
+	}
+	if _, ok := r.Bound(st.Node); ok {
+		return st.Node
+	}
+	return fmt.Sprintf("step %d", i+1)
+}
+
+// cleanupTimeout bounds the Cleanup calls at the end of a run.
+const cleanupTimeout = 30 * time.Second
+
+// lateNote is how late a step may fire before Run notes it in the events.
+const lateNote = time.Second
+
+// Run executes sched: step i fires at start+sched[i].At (or right after the
+// previous step if that took longer). Before a fault that breaks something it
+// waits, at most HealthTimeout, until the cluster is healthy; before a repair
+// (start, resume) it does not. It then resolves the step's selector
+// (refreshing roles first for role selectors, random and any:N), binds "as",
+// and runs Prepare, Inject and WaitEffective (each bounded by HealthTimeout),
+// saving the state after Inject and at the end of the step.
+//
+// Events: ClusterHealthy after the health wait; a Note when the step fires
+// more than a second late; FaultInject (or FaultRestore
+// for repairs; node: resolved names, detail: action and selector, fault: the
+// step's label) right before Inject; FaultInjected (FaultRestored) once
+// WaitEffective succeeded; FaultError when anything failed. A failed step does
+// not stop the schedule; Run returns every step's error joined. Cleanup runs
+// for every prepared fault when Run returns. Run validates sched against reg
+// and the cluster first and runs nothing if that fails. A nil r is a
+// NewResolver(nil).
+func Run(ctx context.Context, start time.Time, sched Schedule, t *Target, reg *Registry, r *Resolver) error {
+	if r == nil {
+		r = NewResolver(nil)
+	}
+	if err := sched.ValidateFor(reg, t.Snapshot()); err != nil {
+		return err
+	}
+	type prepared struct {
+		f     Fault
+		nodes []string
+	}
+	var done []prepared
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		for i := len(done) - 1; i >= 0; i-- {
+			if err := done[i].f.Cleanup(cctx, t, done[i].nodes); err != nil {
+				t.emit(event.FaultError, joinNodes(done[i].nodes), fmt.Sprintf("cleanup of %s: %v", done[i].f.Name(), err), "")
+			}
+		}
+	}()
+	var errs []error
+	for i, st := range sched {
+		at := start.Add(st.At)
+		if err := sleepUntil(ctx, at); err != nil {
+			errs = append(errs, fmt.Errorf("schedule stopped before step %d (%s): %w", i+1, st, err))
+			break
+		}
+		label := sched.label(i, r)
+		detail := fmt.Sprintf("%s %s", st.Action, st.Node)
+		f, err := reg.New(st.Action)
+		if err != nil { // validated above; only a registry changed meanwhile gets here
+			errs = append(errs, err)
+			continue
+		}
+		stepErr := func(err error) {
+			errs = append(errs, fmt.Errorf("schedule step %d (%s): %w", i+1, st, err))
+		}
+		if !IsRepair(f) {
+			if err := t.WaitHealthy(ctx, fmt.Sprintf("before %s", detail)); err != nil {
+				if ctx.Err() == nil {
+					t.emit(event.FaultError, "", fmt.Sprintf("%s: %v; injecting anyway", detail, err), label)
+					stepErr(err)
+				}
+			} else {
+				t.emit(event.ClusterHealthy, "", "before "+detail, label)
+			}
+		}
+		if ctx.Err() != nil {
+			errs = append(errs, fmt.Errorf("schedule stopped at step %d (%s): %w", i+1, st, ctx.Err()))
+			break
+		}
+		nodes, err := resolveNow(ctx, t, r, st.Node)
+		if err != nil {
+			t.emit(event.FaultError, "", fmt.Sprintf("%s: %v", detail, err), label)
+			stepErr(err)
+			continue
+		}
+		if st.As != "" {
+			if err := r.Bind(st.As, nodes); err != nil {
+				t.emit(event.FaultError, joinNodes(nodes), fmt.Sprintf("%s: %v", detail, err), label)
+				stepErr(err)
+				continue
+			}
+		}
+		if late := time.Since(at); late > lateNote {
+			t.emit(event.Note, joinNodes(nodes), fmt.Sprintf("%s fires %s after its scheduled time %s", detail, late.Round(time.Millisecond), st.At), label)
+		}
+		prepErr, err := execute(ctx, t, f, nodes, detail, label)
+		if !prepErr {
+			done = append(done, prepared{f, nodes})
+		}
+		if err != nil {
+			stepErr(err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sleepUntil waits until at or until ctx ends.
+func sleepUntil(ctx context.Context, at time.Time) error {
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}
+
+// resolveNow resolves selector against the cluster, refreshed first when the
+// selector depends on roles or on which nodes answer (role selectors, random,
+// any:N); node names, bound names and all need no refresh.
+func resolveNow(ctx context.Context, t *Target, r *Resolver, selector string) ([]string, error) {
+	if sel, err := parseSelector(selector); err == nil && (sel.kind == selName || sel.kind == selAll) {
+		return r.Resolve(t.Snapshot(), selector)
+	}
+	rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
+	c, err := t.Refresh(rctx)
+	if err != nil {
+		// Resolve against what is known; role selectors may be stale.
+		t.emit(event.Note, "", fmt.Sprintf("resolving %q with the last known roles: %v", selector, err), "")
+		c = t.Snapshot()
+	}
+	return r.Resolve(c, selector)
+}
+
+// execute runs one fault on nodes: Prepare, the start event, Inject, save,
+// WaitEffective, save, the done or error event. Each phase is bounded by
+// HealthTimeout. prepFailed reports that Prepare failed (nothing to clean up).
+func execute(ctx context.Context, t *Target, f Fault, nodes []string, detail, label string) (prepFailed bool, err error) {
+	startKind, doneKind := event.FaultInject, event.FaultInjected
+	if IsRepair(f) {
+		startKind, doneKind = event.FaultRestore, event.FaultRestored
+	}
+	node := joinNodes(nodes)
+	phase := func(fn func(context.Context, *Target, []string) error) error {
+		pctx, cancel := context.WithTimeout(ctx, t.healthTimeout())
+		defer cancel()
+		return fn(pctx, t, nodes)
+	}
+	fail := func(err error) error {
+		t.emit(event.FaultError, node, fmt.Sprintf("%s: %v", detail, err), label)
+		return fmt.Errorf("%s on %s: %w", detail, node, err)
+	}
+	if err := phase(f.Prepare); err != nil {
+		return true, fail(fmt.Errorf("prepare: %w", err))
+	}
+	t.emit(startKind, node, detail, label)
+	ierr := phase(f.Inject)
+	serr := t.Persist()
+	werr := phase(f.WaitEffective)
+	if err := t.Persist(); err != nil && serr == nil {
+		serr = err
+	}
+	if err := errors.Join(ierr, werr); err != nil {
+		return false, errors.Join(fail(err), serr)
+	}
+	t.emit(doneKind, node, detail, label)
+	if serr != nil {
+		t.emit(event.Note, node, serr.Error(), label)
+	}
+	return false, serr
+}
+
+// RestoreAll brings back every node that is still paused (resume) or dead
+// (start), so checks can run after a fault schedule, then waits for the
+// cluster to be healthy. It writes FaultRestore / FaultRestored events with
+// the label "restore-all" and a ClusterHealthy event at the end.
+func RestoreAll(ctx context.Context, t *Target) error {
+	rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	c, _ := t.Refresh(rctx)
+	cancel()
+	var toResume, toStart []string
+	for _, n := range c.Nodes {
+		switch {
+		case paused(n):
+			toResume = append(toResume, n.Name)
+		case n.PID <= 0 || !launcher.Alive(n.PID):
+			toStart = append(toStart, n.Name)
+		}
+	}
+	sortNames(toResume)
+	sortNames(toStart)
+	const label = "restore-all"
+	var errs []error
+	if len(toResume) > 0 {
+		_, err := execute(ctx, t, &resumeFault{}, toResume, "resume "+joinNodes(toResume), label)
+		errs = append(errs, err)
+	}
+	if len(toStart) > 0 {
+		_, err := execute(ctx, t, &startFault{}, toStart, "start "+joinNodes(toStart), label)
+		errs = append(errs, err)
+	}
+	if err := t.WaitHealthy(ctx, "after restoring every node"); err != nil {
+		t.emit(event.FaultError, "", err.Error(), label)
+		errs = append(errs, err)
+	} else {
+		t.emit(event.ClusterHealthy, "", "after restore-all", label)
+	}
+	return errors.Join(errs...)
+}
+
+// Apply runs one fault now, for `faultbench fault ACTION NODE`: it refreshes
+// the cluster, resolves selector (random and any:N draw from a time-seeded
+// source), runs Prepare, Inject and WaitEffective, writes the same events as
+// Run and saves the state. It does not wait for health first and does not
+// call Cleanup (the fault stays in place). It returns the resolved nodes.
+func Apply(ctx context.Context, t *Target, reg *Registry, action Action, selector string) ([]string, error) {
+	f, err := reg.New(action)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := resolveNow(ctx, t, newTimeResolver(), selector)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", action, selector, err)
+	}
+	_, err = execute(ctx, t, f, nodes, fmt.Sprintf("%s %s", action, selector), "")
+	return nodes, err
+}

@@ -1,0 +1,163 @@
+package fault
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/launcher"
+)
+
+// obs builds an observation: spec items are "name=role" (up, running as
+// this process), "name=role/down" (launcher says down) or "name=role/dead"
+// (no process).
+func obs(specs ...string) observation {
+	c := &launcher.Cluster{}
+	for _, s := range specs {
+		name, rest, _ := strings.Cut(s, "=")
+		role, state, _ := strings.Cut(rest, "/")
+		n := launcher.Node{Name: name, Role: role, PID: os.Getpid()}
+		switch state {
+		case "down":
+			n.Down = true
+		case "dead":
+			n.PID = 0
+		case "newpid":
+			n.PID = 1 // init: alive, a different pid
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	return observe(c)
+}
+
+func stepEvents(w *watchState, o observation) []string {
+	var out []string
+	for _, e := range w.step(o) {
+		out = append(out, fmt.Sprintf("%s %s|%s", e.Kind, e.Node, e.Detail))
+	}
+	return out
+}
+
+func TestWatchStepEtcdLeaderCrash(t *testing.T) {
+	var w watchState
+	if got := stepEvents(&w, obs("n1=leader", "n2=follower", "n3=follower")); got != nil {
+		t.Fatalf("baseline wrote %v", got)
+	}
+	got := stepEvents(&w, obs("n1=leader/dead", "n2=follower", "n3=follower"))
+	want := []string{fmt.Sprintf("node-down n1|process exited (pid %d)", os.Getpid())}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("crash: %v, want %v", got, want)
+	}
+	got = stepEvents(&w, obs("n1=/dead", "n2=follower", "n3=leader"))
+	want = []string{"leader-change n3|n1 -> n3"} // follower -> leader is not a RoleChange
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("election: %v, want %v", got, want)
+	}
+	got = stepEvents(&w, obs("n1=follower", "n2=follower", "n3=leader"))
+	want = []string{fmt.Sprintf("node-up n1|pid %d", os.Getpid())}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("restart: %v, want %v", got, want)
+	}
+	if got := stepEvents(&w, obs("n1=follower", "n2=follower", "n3=leader")); got != nil {
+		t.Errorf("no change wrote %v", got)
+	}
+}
+
+func TestWatchStepLeaderFirstSeen(t *testing.T) {
+	var w watchState
+	stepEvents(&w, obs("n1=follower", "n2=follower"))
+	got := stepEvents(&w, obs("n1=follower", "n2=leader"))
+	if want := []string{"leader-change n2|none -> n2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("%v, want %v", got, want)
+	}
+	// Losing the leader writes nothing; the next leader names the last one.
+	if got := stepEvents(&w, obs("n1=follower", "n2=follower/down")); !reflect.DeepEqual(got, []string{"node-down n2|" + fmt.Sprintf("not answering (pid %d runs)", os.Getpid())}) {
+		t.Errorf("leader lost: %v", got)
+	}
+	got = stepEvents(&w, obs("n1=leader", "n2=follower/down"))
+	if want := []string{"leader-change n1|n2 -> n1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("%v, want %v", got, want)
+	}
+}
+
+func TestWatchStepRedisFailover(t *testing.T) {
+	var w watchState
+	stepEvents(&w, obs("n1=primary", "n2=replica"))
+	got := stepEvents(&w, obs("n1=/dead", "n2=replica"))
+	if want := []string{fmt.Sprintf("node-down n1|process exited (pid %d)", os.Getpid())}; !reflect.DeepEqual(got, want) {
+		t.Errorf("kill: %v, want %v", got, want)
+	}
+	got = stepEvents(&w, obs("n1=/dead", "n2=primary"))
+	if want := []string{"role-change n2|n2 replica -> primary"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("failover: %v, want %v", got, want)
+	}
+	// The old primary comes back as a replica: its last known role was primary.
+	got = stepEvents(&w, obs("n1=replica", "n2=primary"))
+	want := []string{fmt.Sprintf("node-up n1|pid %d", os.Getpid()), "role-change n1|n1 primary -> replica"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rejoin: %v, want %v", got, want)
+	}
+}
+
+func TestWatchStepRestartBetweenPolls(t *testing.T) {
+	var w watchState
+	stepEvents(&w, obs("n1=follower"))
+	got := stepEvents(&w, obs("n1=follower/newpid"))
+	want := []string{
+		fmt.Sprintf("node-down n1|process exited (pid %d); restarted between observations", os.Getpid()),
+		"node-up n1|pid 1",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%v, want %v", got, want)
+	}
+}
+
+// TestWatchLive runs Watch against a fake launcher whose roles change and
+// waits (generously) for the events.
+func TestWatchLive(t *testing.T) {
+	tg, fl := fakeTarget(t, etcdRoles()) // n2 leads
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); Watch(ctx, tg, 100*time.Millisecond) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	// Let the baseline happen: Watch refreshes once, looks, then starts its refresh loop.
+	waitFor(t, "the watcher's first refresh", func() bool {
+		fl.mu.Lock()
+		defer fl.mu.Unlock()
+		return fl.refreshN >= 2 // the first, synchronous one precedes the baseline
+	})
+	fl.setDown("n2", true)
+	fl.setRole("n2", launcher.RoleFollower)
+	fl.setRole("n3", launcher.RoleLeader)
+	waitEvent(t, tg.Events, "leader-change n2 -> n3", func(e event.Event) bool {
+		return e.Kind == event.LeaderChange && e.Detail == "n2 -> n3" && e.Node == "n3"
+	})
+	waitEvent(t, tg.Events, "node-down n2", func(e event.Event) bool {
+		return e.Kind == event.NodeDown && e.Node == "n2" && strings.Contains(e.Detail, "not answering")
+	})
+	fl.setDown("n2", false)
+	waitEvent(t, tg.Events, "node-up n2", func(e event.Event) bool { return e.Kind == event.NodeUp && e.Node == "n2" })
+	// The watcher's refreshes landed in the shared cluster.
+	if n, _ := tg.Node("n3"); n.Role != launcher.RoleLeader {
+		t.Errorf("n3 role in Target = %q", n.Role)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 60s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

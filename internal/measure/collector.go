@@ -1,0 +1,417 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/faultbench/faultbench/internal/driver"
+)
+
+// Collector owns the recorders of a phase, closes windows and writes the
+// measurement files. Use: NewCollector, hand Recorder(i) to worker i, run
+// Run in a goroutine, stop the workers, cancel Run's context, wait for Run to
+// return, then Close.
+type Collector struct {
+	cfg    Config
+	window time.Duration
+	grace  time.Duration
+	recs   []*Recorder
+
+	flushMu  sync.Mutex // everything below up to rowsMu; held while closing windows
+	next     int64      // first window not yet closed
+	closed   bool
+	pool     []*slot // empty slots to hand to recorders
+	used     []bool  // op has had a sample in some window
+	agg      []aggregate
+	all      aggregate
+	tot      []OpTotals // post-warm-up, per op
+	totAll   OpTotals
+	clients  []clientTotals
+	runStart time.Duration // start of the first post-warm-up window; -1 before it
+	runEnd   time.Duration // end of the last post-warm-up window
+	onWindow func([]WindowRow)
+	out      *outputs
+	err      error // first write error
+
+	rowsMu sync.RWMutex
+	rows   []WindowRow
+
+	liveMu sync.Mutex
+	live   Live
+}
+
+// aggregate is one operation's (or ALL's) data of the window being closed.
+type aggregate struct {
+	counts   [driver.NumClasses]int64
+	behind   int64
+	lat, svc *hdrhistogram.Histogram
+}
+
+func (a *aggregate) ensure() {
+	if a.lat == nil {
+		a.lat, a.svc = newHist(), newHist()
+	}
+}
+
+func (a *aggregate) reset() {
+	a.counts = [driver.NumClasses]int64{}
+	a.behind = 0
+	if a.lat != nil && a.lat.TotalCount() > 0 {
+		a.lat.Reset()
+		a.svc.Reset()
+	}
+}
+
+// clientTotals are one worker's post-warm-up totals (clients.csv).
+type clientTotals struct {
+	ok, errors int64
+	lat        *hdrhistogram.Histogram // intended-start latency, all ops
+}
+
+// NewCollector validates cfg, creates the run directory's measurement files
+// with their headers and returns a collector with cfg.Workers recorders.
+func NewCollector(cfg Config) (*Collector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Window = cfg.window()
+	cfg.Ops = append([]string(nil), cfg.Ops...)
+	c := &Collector{
+		cfg:      cfg,
+		window:   cfg.Window,
+		grace:    min(cfg.Window/5, maxGrace),
+		used:     make([]bool, len(cfg.Ops)),
+		agg:      make([]aggregate, len(cfg.Ops)),
+		tot:      make([]OpTotals, len(cfg.Ops)),
+		totAll:   OpTotals{Name: AllOps},
+		clients:  make([]clientTotals, cfg.Workers),
+		runStart: -1,
+	}
+	for i, name := range cfg.Ops {
+		c.tot[i].Name = name
+	}
+	c.recs = make([]*Recorder, cfg.Workers)
+	for i := range c.recs {
+		c.recs[i] = &Recorder{start: cfg.Start, window: cfg.Window, nops: len(cfg.Ops)}
+	}
+	out, err := createOutputs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.out = out
+	return c, nil
+}
+
+// Recorder returns worker's recorder (0 <= worker < Config.Workers; it
+// panics otherwise). Each worker must use its own recorder.
+func (c *Collector) Recorder(worker int) *Recorder {
+	if worker < 0 || worker >= len(c.recs) {
+		panic(fmt.Sprintf("measure: Recorder(%d) out of range 0..%d", worker, len(c.recs)-1))
+	}
+	return c.recs[worker]
+}
+
+// OnWindow sets f to be called, from the goroutine closing windows, with the
+// rows of each closed window (op rows then ALL). Set it before Run. f must
+// not modify the rows or call Close; it may call Live and Windows.
+func (c *Collector) OnWindow(f func(rows []WindowRow)) {
+	c.flushMu.Lock()
+	c.onWindow = f
+	c.flushMu.Unlock()
+}
+
+// Run closes each window when its end plus a small grace period (a fifth of
+// the window, at most 100 ms) has passed, until ctx is done or the collector
+// is closed. Call it in its own goroutine.
+func (c *Collector) Run(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		c.flushMu.Lock()
+		next, closed := c.next, c.closed
+		c.flushMu.Unlock()
+		if closed {
+			return
+		}
+		due := c.cfg.Start.Add(time.Duration(next+1)*c.window + c.grace)
+		timer.Reset(time.Until(due))
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		c.flushUntil(time.Now().Add(-c.grace))
+	}
+}
+
+// flushUntil closes every window that ends at or before t. Run drives it
+// with the clock; tests drive it with synthetic times.
+func (c *Collector) flushUntil(t time.Time) {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	if c.closed {
+		return
+	}
+	c.flushUntilLocked(t)
+}
+
+func (c *Collector) flushUntilLocked(t time.Time) {
+	rel := t.Sub(c.cfg.Start)
+	for rel >= 0 && time.Duration(c.next+1)*c.window <= rel {
+		c.closeWindow(c.next, time.Duration(c.next+1)*c.window)
+	}
+}
+
+// closeWindow closes window k (which must be c.next) with the given end,
+// takes every recorder's slot of it, writes its rows and updates totals.
+// Called with flushMu held.
+func (c *Collector) closeWindow(k int64, end time.Duration) {
+	start := time.Duration(k) * c.window
+	run := start >= c.cfg.Warmup
+	for i, r := range c.recs {
+		var spare *slot
+		if n := len(c.pool); n > 0 {
+			spare = c.pool[n-1]
+		}
+		taken, usedSpare := r.take(k, spare)
+		if usedSpare {
+			c.pool[len(c.pool)-1] = nil
+			c.pool = c.pool[:len(c.pool)-1]
+		}
+		if taken == nil {
+			continue
+		}
+		c.absorb(i, taken, run)
+		taken.reset()
+		c.pool = append(c.pool, taken)
+	}
+	c.next = k + 1
+
+	phase := PhaseWarmup
+	if run {
+		phase = PhaseRun
+		if c.runStart < 0 {
+			c.runStart = start
+		}
+		c.runEnd = end
+	}
+	base := WindowRow{Index: int(k), Start: start, End: end, Phase: phase, Partial: end-start < c.window}
+	first := len(c.rows)
+	rows := make([]WindowRow, 0, len(c.agg)+1)
+	for op := range c.agg {
+		if c.used[op] {
+			rows = append(rows, c.agg[op].row(base, c.cfg.Ops[op]))
+		}
+	}
+	rows = append(rows, c.all.row(base, AllOps))
+
+	if c.err == nil {
+		if err := c.out.writeWindow(c, rows, c.cfg.Start, start, end); err != nil {
+			c.err = err
+		}
+	}
+	c.rowsMu.Lock()
+	c.rows = append(c.rows, rows...)
+	c.rowsMu.Unlock()
+
+	allRow := rows[len(rows)-1]
+	c.liveMu.Lock()
+	c.live.Windows = int(k) + 1
+	c.live.OK += allRow.OK
+	c.live.Errors += allRow.ErrorCount()
+	c.live.Behind += allRow.Behind
+	c.live.LastOpsPerSec = allRow.Throughput()
+	c.live.LastP99Us = allRow.P99Us
+	c.liveMu.Unlock()
+
+	for op := range c.agg {
+		c.agg[op].reset()
+	}
+	c.all.reset()
+	if c.onWindow != nil {
+		c.onWindow(c.rowsSince(first))
+	}
+}
+
+// rowsSince returns a copy of the rows from index first on.
+func (c *Collector) rowsSince(first int) []WindowRow {
+	c.rowsMu.RLock()
+	defer c.rowsMu.RUnlock()
+	return append([]WindowRow(nil), c.rows[first:]...)
+}
+
+// absorb adds worker i's slot into the window aggregates and, after
+// warm-up, into the totals and the worker's totals.
+func (c *Collector) absorb(i int, sl *slot, run bool) {
+	cl := &c.clients[i]
+	for op := range sl.ops {
+		o := &sl.ops[op]
+		var n int64
+		for _, v := range o.counts {
+			n += v
+		}
+		if n == 0 {
+			continue
+		}
+		if !c.used[op] {
+			c.used[op] = true
+		}
+		a := &c.agg[op]
+		a.ensure()
+		c.all.ensure()
+		for cls, v := range o.counts {
+			a.counts[cls] += v
+			c.all.counts[cls] += v
+		}
+		a.behind += o.behind
+		c.all.behind += o.behind
+		hasLat := o.lat != nil && o.lat.TotalCount() > 0
+		if hasLat {
+			o.lat.MergeInto(a.lat)
+			o.svc.MergeInto(a.svc)
+			o.lat.MergeInto(c.all.lat)
+			o.svc.MergeInto(c.all.svc)
+		}
+		if !run {
+			continue
+		}
+		t := &c.tot[op]
+		addCounts(t, o.counts, o.behind)
+		addCounts(&c.totAll, o.counts, o.behind)
+		cl.ok += o.counts[driver.OK]
+		cl.errors += n - o.counts[driver.OK]
+		if hasLat {
+			if t.Intended == nil {
+				t.Intended, t.Service = newHist(), newHist()
+			}
+			if c.totAll.Intended == nil {
+				c.totAll.Intended, c.totAll.Service = newHist(), newHist()
+			}
+			if cl.lat == nil {
+				cl.lat = newHist()
+			}
+			o.lat.MergeInto(t.Intended)
+			o.svc.MergeInto(t.Service)
+			o.lat.MergeInto(c.totAll.Intended)
+			o.svc.MergeInto(c.totAll.Service)
+			o.lat.MergeInto(cl.lat)
+		}
+	}
+}
+
+func addCounts(t *OpTotals, counts [driver.NumClasses]int64, behind int64) {
+	t.OK += counts[driver.OK]
+	for _, cls := range driver.ErrorClasses() {
+		t.Errors[cls] += counts[cls]
+	}
+	t.Behind += behind
+}
+
+// row renders the aggregate as a windows.csv row.
+func (a *aggregate) row(base WindowRow, op string) WindowRow {
+	r := base
+	r.Op = op
+	r.OK = a.counts[driver.OK]
+	for _, cls := range driver.ErrorClasses() {
+		r.Errors[cls] = a.counts[cls]
+	}
+	r.Behind = a.behind
+	if a.lat != nil && a.lat.TotalCount() > 0 {
+		ps := [...]float64{50, 90, 95, 99, 99.9}
+		v := a.lat.ValueAtPercentilesSlice(ps[:])
+		r.MeanUs = round3(a.lat.Mean())
+		r.P50Us, r.P90Us, r.P95Us, r.P99Us, r.P999Us = float64(v[0]), float64(v[1]), float64(v[2]), float64(v[3]), float64(v[4])
+		r.MaxUs = float64(a.lat.Max())
+		r.SvcMeanUs = round3(a.svc.Mean())
+		r.SvcP99Us = float64(a.svc.ValueAtQuantile(99))
+	}
+	return r
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// Close closes every remaining window (the last one, cut short by the end of
+// the run, is marked Partial and ends now), writes clients.csv, closes the
+// files and returns the post-warm-up totals. Call it after the workers have
+// stopped and Run has returned. Totals are returned even with a write error.
+func (c *Collector) Close() (*Totals, error) {
+	return c.finish(time.Now())
+}
+
+// finish is Close with the end of the run given as t.
+func (c *Collector) finish(t time.Time) (*Totals, error) {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	if c.closed {
+		return nil, errors.New("measure: Close called twice")
+	}
+	c.flushUntilLocked(t)
+	c.closed = true
+
+	last := int64(-1)
+	var late, clamped int64
+	for _, r := range c.recs {
+		last = max(last, r.lastOpen())
+		l, cl := r.counters()
+		late += l
+		clamped += cl
+	}
+	rel := t.Sub(c.cfg.Start)
+	kt := int64(-1) // window containing t (t on a boundary belongs to the window before)
+	if rel > 0 {
+		kt = int64((rel - 1) / c.window)
+	}
+	last = max(last, kt)
+	for k := c.next; k <= last; k++ {
+		end := time.Duration(k+1) * c.window
+		if k == last && k == kt && rel < end {
+			// cut short by the end of the run; whole µs like the file
+			end = max(rel.Round(time.Microsecond), time.Duration(k)*c.window+time.Microsecond)
+		}
+		c.closeWindow(k, end)
+	}
+
+	tot := &Totals{Ops: make([]OpTotals, len(c.tot)), All: c.totAll, Late: late, Clamped: clamped}
+	if c.runStart >= 0 {
+		tot.Duration = c.runEnd - c.runStart
+	}
+	copy(tot.Ops, c.tot)
+	for i := range tot.Ops {
+		fillHists(&tot.Ops[i])
+	}
+	fillHists(&tot.All)
+
+	if c.err == nil {
+		c.err = c.out.writeClients(c.clients, tot.Duration)
+	}
+	if err := c.out.close(); err != nil && c.err == nil {
+		c.err = err
+	}
+	return tot, c.err
+}
+
+func fillHists(t *OpTotals) {
+	if t.Intended == nil {
+		t.Intended, t.Service = newHist(), newHist()
+	}
+}
+
+// Live returns a snapshot for a status line; cheap and safe at any time.
+func (c *Collector) Live() Live {
+	c.liveMu.Lock()
+	l := c.live
+	c.liveMu.Unlock()
+	l.Elapsed = time.Since(c.cfg.Start)
+	return l
+}
+
+// Windows returns a copy of every row written so far, in file order.
+func (c *Collector) Windows() []WindowRow {
+	return c.rowsSince(0)
+}

@@ -1,0 +1,260 @@
+// Package measure turns completed operations into faultbench's time series:
+// per-window throughput, error counts by class and latency percentiles
+// (windows.csv), HdrHistogram interval logs per operation (hist/*.hlog),
+// per-client totals (clients.csv) and run totals for the summary.
+//
+// Every worker goroutine owns a Recorder. Record folds one completed
+// operation into the recorder's own per-window histograms under the
+// recorder's own mutex; nothing on that path is shared between workers. A
+// Collector closes windows: once per window (at the window's end plus a small
+// grace period) it takes each recorder's histograms for that window, hands it
+// recycled empty ones, merges them per operation and writes one row per
+// operation plus an ALL row. Latency is measured from the operation's
+// intended start (no coordinated omission); service time (from the actual
+// start) is kept alongside. Only successful operations enter the latency
+// histograms; failed ones are counted by error class.
+package measure
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/faultbench/faultbench/internal/driver"
+)
+
+// Histogram geometry shared by every histogram of the package: values are
+// microseconds from 1 µs to 1 h with 3 significant digits.
+const (
+	LowestUs  int64 = 1                                   // lowest discernible value, µs
+	HighestUs int64 = int64(time.Hour / time.Microsecond) // highest trackable value, µs; larger values are clamped
+	SigFigs         = 3                                   // significant decimal digits
+)
+
+// Window length limits and default.
+const (
+	DefaultWindow = time.Second
+	MinWindow     = 10 * time.Millisecond
+	MaxWindow     = time.Hour
+)
+
+// Phase names used in windows.csv.
+const (
+	PhaseWarmup = "warmup"
+	PhaseRun    = "run"
+)
+
+// AllOps is the op name of the per-window row and totals aggregating every
+// operation type.
+const AllOps = "ALL"
+
+// maxGrace bounds how long after a window's end the collector waits for
+// stragglers before it closes the window.
+const maxGrace = 100 * time.Millisecond
+
+// Config describes one measured phase.
+type Config struct {
+	// Dir is the run directory. NewCollector writes windows.csv,
+	// hist/<op>.hlog (intended-start latency), hist/<op>-service.hlog
+	// (service time), hist/all.hlog, hist/all-service.hlog and clients.csv.
+	Dir string
+	// Ops are the operation names indexed by op number (Sample.Op). File
+	// names use the lower-case name. Names may hold letters, digits, '-',
+	// '_' and '.', must be unique and must not be "ALL".
+	Ops []string
+	// Window is the aggregation window, MinWindow..MaxWindow; zero means
+	// DefaultWindow.
+	Window time.Duration
+	// Start is t=0 of the run; window i covers [Start+i*Window, Start+(i+1)*Window).
+	Start time.Time
+	// Warmup: windows that start before Start+Warmup have phase "warmup";
+	// they are written and kept but excluded from Totals and clients.csv.
+	Warmup time.Duration
+	// Workers is the number of recorders (clients), numbered 0..Workers-1.
+	Workers int
+}
+
+// window returns the effective window length.
+func (c Config) window() time.Duration {
+	if c.Window == 0 {
+		return DefaultWindow
+	}
+	return c.Window
+}
+
+// Validate reports every invalid field of c, naming the field.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Dir == "" {
+		errs = append(errs, fieldErr("Dir", "empty (the run directory is required)"))
+	}
+	if len(c.Ops) == 0 {
+		errs = append(errs, fieldErr("Ops", "empty (at least one operation name is required)"))
+	}
+	files := map[string]string{"all": AllOps, "all-service": AllOps}
+	for i, name := range c.Ops {
+		if err := checkOpName(name); err != nil {
+			errs = append(errs, fieldErr(fmt.Sprintf("Ops[%d]", i), "%v", err))
+			continue
+		}
+		for _, f := range []string{opFileName(name), opFileName(name) + "-service"} {
+			if other, dup := files[f]; dup {
+				errs = append(errs, fieldErr(fmt.Sprintf("Ops[%d]", i), "%q clashes with %q (both need hist/%s.hlog)", name, other, f))
+			}
+			files[f] = name
+		}
+	}
+	if w := c.Window; w != 0 && (w < MinWindow || w > MaxWindow) {
+		errs = append(errs, fieldErr("Window", "%v out of range (allowed %v..%v, or 0 for %v)", w, MinWindow, MaxWindow, DefaultWindow))
+	}
+	if c.Window%time.Microsecond != 0 {
+		errs = append(errs, fieldErr("Window", "%v is not a whole number of microseconds", c.Window))
+	}
+	if c.Start.IsZero() {
+		errs = append(errs, fieldErr("Start", "zero time (t=0 of the run is required)"))
+	}
+	if c.Warmup < 0 {
+		errs = append(errs, fieldErr("Warmup", "%v is negative", c.Warmup))
+	}
+	if c.Workers < 1 {
+		errs = append(errs, fieldErr("Workers", "%d (at least 1 is required)", c.Workers))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("measure config: %w", errors.Join(errs...))
+}
+
+// fieldErr is an error naming a Config field.
+func fieldErr(field, format string, args ...any) error {
+	return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+func checkOpName(name string) error {
+	if name == "" {
+		return errors.New("empty name")
+	}
+	if strings.EqualFold(name, AllOps) {
+		return fmt.Errorf("%q is reserved for the aggregate row", name)
+	}
+	if name[0] == '.' {
+		return fmt.Errorf("%q starts with '.'", name)
+	}
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+		default:
+			return fmt.Errorf("%q: character %q not allowed (letters, digits, '-', '_', '.')", name, r)
+		}
+	}
+	return nil
+}
+
+// opFileName is the base name (without .hlog) of an operation's log.
+func opFileName(op string) string { return strings.ToLower(op) }
+
+// Sample is one completed operation.
+type Sample struct {
+	// Op is the operation number, an index into Config.Ops.
+	Op int
+	// Class is the outcome; only OK samples enter the latency histograms.
+	Class driver.Class
+	// Intended is when the operation should have started (open loop); a
+	// zero Intended means Started (closed loop).
+	Intended time.Time
+	// Started is when the operation was issued; zero means Intended.
+	Started time.Time
+	// Ended is when the operation completed; it selects the window.
+	Ended time.Time
+	// Behind marks an operation that started late against its schedule.
+	Behind bool
+}
+
+// WindowRow is one row of windows.csv: one operation type (or ALL) in one
+// window. Latencies are microseconds, intended-start based, over successful
+// operations; they are 0 when the window had no successful operation.
+type WindowRow struct {
+	Index      int           // window number, 0-based
+	Start, End time.Duration // since Config.Start; End-Start < Window only for the partial last window
+	Phase      string        // PhaseWarmup or PhaseRun
+	Op         string        // operation name or AllOps
+	OK         int64         // successful operations
+	// Errors counts failed operations by class; index by driver.Class, [driver.OK] is unused (0).
+	Errors [driver.NumClasses]int64
+	Behind int64 // operations (any outcome) that started behind schedule
+	// Intended-start latency of successful operations, µs.
+	MeanUs, P50Us, P90Us, P95Us, P99Us, P999Us, MaxUs float64
+	// Service time (from the actual start) of successful operations, µs.
+	SvcMeanUs, SvcP99Us float64
+	// Partial is true for a last window cut short by the end of the run
+	// (End-Start shorter than the window). Not a column: ReadWindows derives
+	// it from the row's length.
+	Partial bool
+}
+
+// Throughput returns the window's successful operations per second.
+func (w WindowRow) Throughput() float64 {
+	d := w.End - w.Start
+	if d <= 0 {
+		return 0
+	}
+	return float64(w.OK) / d.Seconds()
+}
+
+// ErrorCount returns the window's failed operations over all error classes.
+func (w WindowRow) ErrorCount() int64 {
+	var n int64
+	for _, c := range driver.ErrorClasses() {
+		n += w.Errors[c]
+	}
+	return n
+}
+
+// Totals are the cumulative measurements of the post-warm-up windows.
+type Totals struct {
+	// Duration is the measured time: from the start of the first
+	// post-warm-up window to the end of the last window (possibly partial).
+	Duration time.Duration
+	// Ops holds one entry per operation type, indexed by op number.
+	Ops []OpTotals
+	// All aggregates every operation type; its Name is AllOps.
+	All OpTotals
+	// Late counts samples (all phases) that arrived for an already closed
+	// window and were put into the earliest open one.
+	Late int64
+	// Clamped counts successful samples (all phases) whose latency or service
+	// time was outside 0..HighestUs and was recorded at the nearest bound.
+	Clamped int64
+}
+
+// OpTotals are the post-warm-up totals of one operation type.
+type OpTotals struct {
+	Name   string
+	OK     int64
+	Errors [driver.NumClasses]int64 // by class; [driver.OK] unused
+	Behind int64
+	// Intended-start latency and service time of successful operations, µs.
+	// Never nil (empty when the operation was not used).
+	Intended, Service *hdrhistogram.Histogram
+}
+
+// Live is a cheap snapshot for a status line. Counts cover closed windows
+// of every phase.
+type Live struct {
+	Elapsed       time.Duration // since Config.Start
+	Windows       int           // closed windows
+	OK            int64         // cumulative successful operations
+	Errors        int64         // cumulative failed operations
+	Behind        int64         // cumulative operations started behind schedule
+	LastOpsPerSec float64       // last closed window: successful operations per second
+	LastP99Us     float64       // last closed window: p99 intended-start latency, µs
+}
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(LowestUs, HighestUs, SigFigs) }
+
+func newPacked() *hdrhistogram.PackedHistogram {
+	return hdrhistogram.NewPacked(LowestUs, HighestUs, SigFigs)
+}

@@ -1,0 +1,387 @@
+package measure
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/faultbench/faultbench/internal/driver"
+)
+
+// WindowsHeader is the header row of windows.csv.
+const WindowsHeader = "start_ms,end_ms,phase,op,ok,err_timeout,err_unavailable,err_conflict,err_rejected,err_other,behind,mean_us,p50_us,p90_us,p95_us,p99_us,p999_us,max_us,svc_mean_us,svc_p99_us"
+
+// ClientsHeader is the header row of clients.csv.
+const ClientsHeader = "client,ok,errors,mean_us,p50_us,p95_us,p99_us,max_us,throughput_ops"
+
+// File names inside the run directory.
+const (
+	WindowsFile = "windows.csv"
+	ClientsFile = "clients.csv"
+	HistDir     = "hist"
+)
+
+// HlogMaxDivisor is what the Interval_Max column of the .hlog files is the
+// maximum (in µs) divided by: hdrhistogram-go's default ratio, so the column
+// reads in seconds.
+const HlogMaxDivisor = hdrhistogram.MsToNsRatio
+
+// outputs are the open measurement files of a collector.
+type outputs struct {
+	files   []*os.File
+	windows *bufio.Writer
+	lat     []*hlog // per op, then ALL
+	svc     []*hlog
+	clients *bufio.Writer
+	line    []byte
+}
+
+type hlog struct {
+	buf *bufio.Writer
+	w   *hdrhistogram.HistogramLogWriter
+}
+
+func createOutputs(cfg Config) (o *outputs, err error) {
+	o = &outputs{}
+	defer func() {
+		if err != nil {
+			for _, f := range o.files {
+				f.Close()
+			}
+		}
+	}()
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, HistDir), 0o755); err != nil {
+		return nil, fmt.Errorf("measure: %w", err)
+	}
+	create := func(name string) (*bufio.Writer, error) {
+		f, err := os.Create(filepath.Join(cfg.Dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("measure: %w", err)
+		}
+		o.files = append(o.files, f)
+		return bufio.NewWriterSize(f, 64<<10), nil
+	}
+	if o.windows, err = create(WindowsFile); err != nil {
+		return nil, err
+	}
+	o.windows.WriteString(WindowsHeader + "\n")
+	if o.clients, err = create(ClientsFile); err != nil {
+		return nil, err
+	}
+	o.clients.WriteString(ClientsHeader + "\n")
+	names := append(append([]string(nil), cfg.Ops...), AllOps)
+	for _, op := range names {
+		for _, service := range []bool{false, true} {
+			name := opFileName(op)
+			what := "intended-start latency"
+			if service {
+				name += "-service"
+				what = "service time"
+			}
+			b, err := create(filepath.Join(HistDir, name+".hlog"))
+			if err != nil {
+				return nil, err
+			}
+			h := &hlog{buf: b, w: hdrhistogram.NewHistogramLogWriter(b)}
+			if err := h.header(cfg, op, what); err != nil {
+				return nil, err
+			}
+			if service {
+				o.svc = append(o.svc, h)
+			} else {
+				o.lat = append(o.lat, h)
+			}
+		}
+	}
+	if err := o.flush(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// header writes the standard interval log header. StartTime and BaseTime are
+// written with millisecond precision in the Java HdrHistogram format (the
+// library's OutputStartTime/OutputBaseTime truncate to whole seconds);
+// interval timestamps are then seconds since Config.Start.
+func (h *hlog) header(cfg Config, op, what string) error {
+	startMs := cfg.Start.UnixMilli()
+	secs := float64(startMs) / 1000
+	iso := time.UnixMilli(startMs).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	h.w.SetBaseTime(startMs)
+	for _, f := range []func() error{
+		func() error {
+			return h.w.OutputComment(fmt.Sprintf("[faultbench %s of %s; values in microseconds; Interval_Max = max µs / %.0f (seconds); window %v]",
+				what, op, HlogMaxDivisor, cfg.Window))
+		},
+		h.w.OutputLogFormatVersion,
+		func() error {
+			return h.w.OutputComment(fmt.Sprintf("[StartTime: %.3f (seconds since epoch), %s]", secs, iso))
+		},
+		func() error { return h.w.OutputComment(fmt.Sprintf("[BaseTime: %.3f (seconds since epoch)]", secs)) },
+		h.w.OutputLegend,
+	} {
+		if err := f(); err != nil {
+			return fmt.Errorf("measure: writing hlog header: %w", err)
+		}
+	}
+	return nil
+}
+
+func (h *hlog) interval(hist *hdrhistogram.Histogram, startMs, endMs int64) error {
+	hist.SetStartTimeMs(startMs)
+	hist.SetEndTimeMs(endMs)
+	return h.w.OutputIntervalHistogram(hist)
+}
+
+// writeWindow appends a closed window's rows to windows.csv and its
+// histograms to the interval logs, then flushes every file.
+func (o *outputs) writeWindow(c *Collector, rows []WindowRow, t0 time.Time, start, end time.Duration) error {
+	for i := range rows {
+		o.line = appendRow(o.line[:0], &rows[i])
+		o.windows.Write(o.line)
+	}
+	startMs, endMs := t0.Add(start).UnixMilli(), t0.Add(end).UnixMilli()
+	for op := range c.agg {
+		if !c.used[op] {
+			continue
+		}
+		if err := o.lat[op].interval(c.agg[op].lat, startMs, endMs); err != nil {
+			return fmt.Errorf("measure: writing hlog: %w", err)
+		}
+		if err := o.svc[op].interval(c.agg[op].svc, startMs, endMs); err != nil {
+			return fmt.Errorf("measure: writing hlog: %w", err)
+		}
+	}
+	all := len(o.lat) - 1
+	c.all.ensure()
+	if err := o.lat[all].interval(c.all.lat, startMs, endMs); err != nil {
+		return fmt.Errorf("measure: writing hlog: %w", err)
+	}
+	if err := o.svc[all].interval(c.all.svc, startMs, endMs); err != nil {
+		return fmt.Errorf("measure: writing hlog: %w", err)
+	}
+	return o.flush()
+}
+
+func (o *outputs) flush() error {
+	ws := []*bufio.Writer{o.windows, o.clients}
+	for i := range o.lat {
+		ws = append(ws, o.lat[i].buf, o.svc[i].buf)
+	}
+	for _, w := range ws {
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("measure: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeClients writes clients.csv's rows.
+func (o *outputs) writeClients(clients []clientTotals, d time.Duration) error {
+	for i, cl := range clients {
+		b := o.line[:0]
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, cl.ok, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, cl.errors, 10)
+		var mean float64
+		var ps []int64
+		var maxUs int64
+		if cl.lat != nil && cl.lat.TotalCount() > 0 {
+			mean = round3(cl.lat.Mean())
+			ps = cl.lat.ValueAtPercentilesSlice([]float64{50, 95, 99})
+			maxUs = cl.lat.Max()
+		} else {
+			ps = []int64{0, 0, 0}
+		}
+		b = append(b, ',')
+		b = appendFloat(b, mean)
+		for _, p := range ps {
+			b = append(b, ',')
+			b = strconv.AppendInt(b, p, 10)
+		}
+		b = append(b, ',')
+		b = strconv.AppendInt(b, maxUs, 10)
+		var tp float64
+		if d > 0 {
+			tp = float64(cl.ok) / d.Seconds()
+		}
+		b = append(b, ',')
+		b = appendFloat(b, round3(tp))
+		b = append(b, '\n')
+		o.line = b
+		o.clients.Write(b)
+	}
+	return o.flush()
+}
+
+func (o *outputs) close() error {
+	err := o.flush()
+	for _, f := range o.files {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("measure: %w", cerr)
+		}
+	}
+	return err
+}
+
+// appendRow formats one windows.csv line.
+func appendRow(b []byte, r *WindowRow) []byte {
+	b = appendMs(b, r.Start)
+	b = append(b, ',')
+	b = appendMs(b, r.End)
+	b = append(b, ',')
+	b = append(b, r.Phase...)
+	b = append(b, ',')
+	b = append(b, r.Op...)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, r.OK, 10)
+	for _, cls := range driver.ErrorClasses() {
+		b = append(b, ',')
+		b = strconv.AppendInt(b, r.Errors[cls], 10)
+	}
+	b = append(b, ',')
+	b = strconv.AppendInt(b, r.Behind, 10)
+	for _, v := range [...]float64{r.MeanUs, r.P50Us, r.P90Us, r.P95Us, r.P99Us, r.P999Us, r.MaxUs, r.SvcMeanUs, r.SvcP99Us} {
+		b = append(b, ',')
+		b = appendFloat(b, v)
+	}
+	return append(b, '\n')
+}
+
+// appendMs writes d in milliseconds with at most 3 decimals (µs precision).
+func appendMs(b []byte, d time.Duration) []byte {
+	us := (d + time.Microsecond/2) / time.Microsecond
+	return strconv.AppendFloat(b, float64(us)/1000, 'f', -1, 64)
+}
+
+func appendFloat(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'f', -1, 64) }
+
+// ReadWindows parses a windows.csv written by a Collector. Index is the
+// window number (rows of one window share a start); the rows of a last
+// window shorter than the first are marked Partial.
+func ReadWindows(path string) ([]WindowRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rd := csv.NewReader(f)
+	rd.FieldsPerRecord = -1
+	rd.ReuseRecord = true
+	head, err := rd.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty file (no header)", path)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if got := strings.Join(head, ","); got != WindowsHeader {
+		return nil, fmt.Errorf("%s: line 1: header %q, want %q", path, got, WindowsHeader)
+	}
+	want := len(head)
+	var rows []WindowRow
+	index := -1
+	var lastStart time.Duration
+	for line := 2; ; line++ {
+		rec, err := rd.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(rec) != want {
+			return nil, fmt.Errorf("%s: line %d: %d fields, want %d", path, line, len(rec), want)
+		}
+		r, err := parseRow(rec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", path, line, err)
+		}
+		if index < 0 || r.Start != lastStart {
+			index++
+			lastStart = r.Start
+		}
+		r.Index = index
+		rows = append(rows, r)
+	}
+	if len(rows) > 0 {
+		first := rows[0].End - rows[0].Start
+		lastIdx := rows[len(rows)-1].Index
+		for i := len(rows) - 1; i >= 0 && rows[i].Index == lastIdx; i-- {
+			if lastIdx > 0 && rows[i].End-rows[i].Start < first {
+				rows[i].Partial = true
+			}
+		}
+	}
+	return rows, nil
+}
+
+func parseRow(rec []string) (WindowRow, error) {
+	var r WindowRow
+	var err error
+	col := 0
+	ms := func() time.Duration {
+		if err != nil {
+			return 0
+		}
+		var v float64
+		v, err = strconv.ParseFloat(rec[col], 64)
+		if err != nil {
+			err = fmt.Errorf("column %d: %w", col+1, err)
+		}
+		col++
+		return time.Duration(math.Round(v*1000)) * time.Microsecond
+	}
+	integer := func() int64 {
+		if err != nil {
+			return 0
+		}
+		var v int64
+		v, err = strconv.ParseInt(rec[col], 10, 64)
+		if err != nil {
+			err = fmt.Errorf("column %d: %w", col+1, err)
+		}
+		col++
+		return v
+	}
+	float := func() float64 {
+		if err != nil {
+			return 0
+		}
+		var v float64
+		v, err = strconv.ParseFloat(rec[col], 64)
+		if err != nil {
+			err = fmt.Errorf("column %d: %w", col+1, err)
+		}
+		col++
+		return v
+	}
+	r.Start = ms()
+	r.End = ms()
+	r.Phase, r.Op = rec[2], rec[3]
+	col = 4
+	if r.Phase != PhaseWarmup && r.Phase != PhaseRun {
+		return r, fmt.Errorf("column 3: phase %q, want %q or %q", r.Phase, PhaseWarmup, PhaseRun)
+	}
+	r.OK = integer()
+	for _, cls := range driver.ErrorClasses() {
+		r.Errors[cls] = integer()
+	}
+	r.Behind = integer()
+	for _, p := range []*float64{&r.MeanUs, &r.P50Us, &r.P90Us, &r.P95Us, &r.P99Us, &r.P999Us, &r.MaxUs, &r.SvcMeanUs, &r.SvcP99Us} {
+		*p = float()
+	}
+	return r, err
+}

@@ -1,0 +1,209 @@
+package measure
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/faultbench/faultbench/internal/driver"
+)
+
+// Recorder is one worker's measurement sink. Only its worker calls Record;
+// the Collector's flusher takes the recorder's filled window once per
+// window. Its mutex is never contended by other workers.
+type Recorder struct {
+	mu     sync.Mutex
+	start  time.Time
+	window time.Duration
+	nops   int
+
+	next    int64   // first window not yet closed; set by the flusher
+	cur     *slot   // slot used last (fast path)
+	open    []*slot // slots of windows >= next holding samples
+	free    []*slot // empty slots handed over by the flusher
+	late    int64
+	clamped int64
+
+	_ [64]byte // keep recorders on separate cache lines
+}
+
+// slot holds one recorder's samples of one window.
+type slot struct {
+	window int64
+	ops    []opSlot
+}
+
+type opSlot struct {
+	counts   [driver.NumClasses]int64 // by class, OK included
+	behind   int64
+	lat, svc *hdrhistogram.PackedHistogram // allocated at the first OK sample, then reused
+}
+
+func newSlot(nops int) *slot { return &slot{ops: make([]opSlot, nops)} }
+
+// reset empties s, keeping its histograms for reuse.
+func (s *slot) reset() {
+	for i := range s.ops {
+		o := &s.ops[i]
+		o.counts = [driver.NumClasses]int64{}
+		o.behind = 0
+		if o.lat != nil {
+			o.lat.Reset()
+			o.svc.Reset()
+		}
+	}
+}
+
+// Record folds one completed operation into the window of its Ended time.
+// Latency is Ended-Intended, service time Ended-Started, both in µs; values
+// outside 0..HighestUs are clamped and counted. A sample whose window is
+// already closed goes into the earliest open window and is counted as late.
+// Only the recorder's own worker may call Record; it does not allocate once
+// the recorder has seen a few windows. s.Op must index Config.Ops.
+func (r *Recorder) Record(s Sample) {
+	if uint(s.Op) >= uint(r.nops) {
+		panic(fmt.Sprintf("measure: Sample.Op %d out of range 0..%d", s.Op, r.nops-1))
+	}
+	intended, started := s.Intended, s.Started
+	if intended.IsZero() {
+		intended = started
+	}
+	if started.IsZero() {
+		started = intended
+	}
+	lat, latClamped := micros(s.Ended.Sub(intended))
+	svc, svcClamped := micros(s.Ended.Sub(started))
+	var w int64
+	if d := s.Ended.Sub(r.start); d > 0 {
+		w = int64(d / r.window)
+	}
+	class := s.Class
+	if class >= driver.NumClasses {
+		class = driver.Other
+	}
+
+	r.mu.Lock()
+	if w < r.next {
+		w = r.next
+		r.late++
+	}
+	sl := r.cur
+	if sl == nil || sl.window != w {
+		sl = r.slotFor(w)
+	}
+	o := &sl.ops[s.Op]
+	o.counts[class]++
+	if s.Behind {
+		o.behind++
+	}
+	if class == driver.OK {
+		if o.lat == nil {
+			o.lat, o.svc = newPacked(), newPacked()
+		}
+		// Cannot fail: values are clamped into the histograms' range.
+		_ = o.lat.RecordValue(lat)
+		_ = o.svc.RecordValue(svc)
+		if latClamped || svcClamped {
+			r.clamped++
+		}
+	}
+	r.mu.Unlock()
+}
+
+// slotFor returns the open slot of window w, opening one if needed.
+// Called with r.mu held.
+func (r *Recorder) slotFor(w int64) *slot {
+	for _, sl := range r.open {
+		if sl.window == w {
+			r.cur = sl
+			return sl
+		}
+	}
+	var sl *slot
+	if n := len(r.free); n > 0 {
+		sl = r.free[n-1]
+		r.free[n-1] = nil
+		r.free = r.free[:n-1]
+	} else {
+		sl = newSlot(r.nops)
+	}
+	sl.window = w
+	r.open = append(r.open, sl)
+	r.cur = sl
+	return sl
+}
+
+// take closes window k for this recorder: later samples for windows <= k
+// count as late. It removes and returns the slot of window k (nil if the
+// worker recorded nothing in it) and, if it took one, gives the recorder
+// spare (may be nil) for a later window. Reports whether spare was used.
+func (r *Recorder) take(k int64, spare *slot) (taken *slot, usedSpare bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.next <= k {
+		r.next = k + 1
+	}
+	for i, sl := range r.open {
+		if sl.window == k {
+			taken = sl
+			last := len(r.open) - 1
+			r.open[i] = r.open[last]
+			r.open[last] = nil
+			r.open = r.open[:last]
+			break
+		}
+	}
+	if taken == nil {
+		return nil, false
+	}
+	if r.cur == taken {
+		r.cur = nil
+	}
+	if spare != nil {
+		r.free = append(r.free, spare)
+		return taken, true
+	}
+	return taken, false
+}
+
+// lastOpen returns the highest window holding samples, or -1.
+func (r *Recorder) lastOpen() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last := int64(-1)
+	for _, sl := range r.open {
+		if sl.window > last {
+			last = sl.window
+		}
+	}
+	return last
+}
+
+// counters returns the late and clamped counts.
+func (r *Recorder) counters() (late, clamped int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.late, r.clamped
+}
+
+// slots returns how many slots the recorder holds (open and free); for tests.
+func (r *Recorder) slots() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.open) + len(r.free)
+}
+
+// micros converts d to whole microseconds (rounded) clamped to 0..HighestUs,
+// and reports whether it clamped.
+func micros(d time.Duration) (int64, bool) {
+	if d < 0 {
+		return 0, true
+	}
+	us := int64((d + time.Microsecond/2) / time.Microsecond)
+	if us > HighestUs {
+		return HighestUs, true
+	}
+	return us, false
+}

@@ -1,0 +1,132 @@
+// Package rundir creates run directories (runs/<UTC time>-<name>/) and
+// writes the files every run has besides measurements: env.json (versions
+// and host) and JSON documents such as summary.json, always atomically so a
+// reader never sees half a file.
+package rundir
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// TimeFormat is the UTC timestamp at the start of a run directory's name.
+const TimeFormat = "20060102T150405Z"
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Create makes a new run directory under base named "<UTC time>-<name>",
+// adding -2, -3 ... if that name exists. It returns the directory's path.
+func Create(base, name string, now time.Time) (string, error) {
+	name = strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-")
+	if name == "" {
+		name = "run"
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", fmt.Errorf("runs directory: %w", err)
+	}
+	stem := now.UTC().Format(TimeFormat) + "-" + name
+	for i := 1; i < 1000; i++ {
+		dir := filepath.Join(base, stem)
+		if i > 1 {
+			dir += "-" + strconv.Itoa(i)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !os.IsExist(err) {
+			return "", fmt.Errorf("creating run directory: %w", err)
+		}
+	}
+	return "", fmt.Errorf("creating run directory: too many runs named %s", stem)
+}
+
+// WriteJSON writes v as indented JSON to path atomically.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", filepath.Base(path), err)
+	}
+	return WriteFile(path, append(b, '\n'))
+}
+
+// WriteFile writes b to path atomically (temp file + rename).
+func WriteFile(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// Env is the content of env.json.
+type Env struct {
+	Faultbench    string    `json:"faultbench_version"`
+	Commit        string    `json:"faultbench_commit,omitempty"`
+	GoVersion     string    `json:"go_version"`
+	OS            string    `json:"os"`
+	Arch          string    `json:"arch"`
+	Hostname      string    `json:"hostname"`
+	Kernel        string    `json:"kernel"`
+	CPUs          int       `json:"cpus"`
+	CPUModel      string    `json:"cpu_model,omitempty"`
+	MemoryBytes   int64     `json:"memory_bytes"`
+	Target        string    `json:"target"`
+	TargetVersion string    `json:"target_version,omitempty"`
+	Command       []string  `json:"command"`
+	Started       time.Time `json:"started"`
+}
+
+// HostEnv fills the host part of Env from this machine.
+func HostEnv(version, commit string) Env {
+	e := Env{
+		Faultbench: version, Commit: commit,
+		GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		CPUs: runtime.NumCPU(), Command: os.Args, Started: time.Now(),
+	}
+	e.Hostname, _ = os.Hostname()
+	var u syscall.Utsname
+	if syscall.Uname(&u) == nil {
+		e.Kernel = utsString(u.Release[:])
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				e.MemoryBytes = kb * 1024
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				e.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return e
+}
+
+func utsString(f []int8) string {
+	var b bytes.Buffer
+	for _, c := range f {
+		if c == 0 {
+			break
+		}
+		b.WriteByte(byte(c))
+	}
+	return b.String()
+}

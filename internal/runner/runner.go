@@ -1,0 +1,333 @@
+// Package runner drives a workload against a driver with a fixed number of
+// worker goroutines, closed-loop (each worker issues its next operation as
+// soon as the previous one completed) or open-loop (a total target rate;
+// every operation has an intended start time on a fixed per-worker schedule).
+//
+// Latency is always measured from the intended start time, so a stalled
+// database shows up as latency of every operation that should have started
+// during the stall — not as a quiet gap (no coordinated omission). Service
+// time (from the actual start) is recorded too, and an operation that
+// starts later than its schedule allows is counted as "behind schedule".
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/workload"
+)
+
+// Phase is the YCSB phase a run executes.
+type Phase string
+
+// The phases.
+const (
+	Load Phase = "load" // insert records (the workload's load key sequence)
+	Run  Phase = "run"  // the operation mix
+)
+
+// Config is how hard and how long to drive the workload.
+type Config struct {
+	Phase          Phase
+	Threads        int           // worker goroutines (YCSB threadcount)
+	Target         float64       // total operations per second; 0 = closed loop
+	OperationCount int64         // total operations over all workers; 0 = unbounded
+	Duration       time.Duration // measured time after warm-up (YCSB maxexecutiontime); 0 = unbounded
+	Warmup         time.Duration // time before the measured part; operations run and are recorded, marked warm-up
+	OpTimeout      time.Duration // per-operation deadline; default 10 s
+	Seed           int64         // passed to workload threads
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.Phase != Load && c.Phase != Run:
+		return fmt.Errorf("phase must be load or run, got %q", c.Phase)
+	case c.Threads < 1:
+		return fmt.Errorf("threads must be at least 1, got %d", c.Threads)
+	case c.Threads > 100000:
+		return fmt.Errorf("threads must be at most 100000, got %d", c.Threads)
+	case c.Target < 0:
+		return fmt.Errorf("target must not be negative, got %g", c.Target)
+	case c.OperationCount < 0:
+		return fmt.Errorf("operationcount must not be negative, got %d", c.OperationCount)
+	case c.Duration < 0 || c.Warmup < 0 || c.OpTimeout < 0:
+		return errors.New("durations must not be negative")
+	case c.Phase == Run && c.OperationCount == 0 && c.Duration == 0:
+		return errors.New("a run needs an end: set operationcount > 0 or maxexecutiontime > 0")
+	}
+	return nil
+}
+
+// Tracker, if set, sees every write (insert, update, the write half of a
+// read-modify-write) before it is issued and after it completed. The lost-write
+// check uses it to tag values and to remember what was acknowledged. It is
+// called concurrently from all workers.
+type Tracker interface {
+	// BeforeWrite may modify op's values (e.g. tag them); it returns a token
+	// passed back to AfterWrite.
+	BeforeWrite(worker int, op *workload.Op) uint64
+	// AfterWrite reports the write's outcome (err nil = acknowledged).
+	AfterWrite(worker int, op *workload.Op, token uint64, err error)
+}
+
+// Result describes how a run ended.
+type Result struct {
+	Start    time.Time // t=0 (the start of warm-up)
+	End      time.Time
+	Ops      int64  // operations completed (all outcomes), warm-up included
+	Reason   string // "operationcount", "duration", "interrupted" or "load complete"
+	Behind   int64  // operations that started later than their schedule allowed
+	Canceled int64  // operations cut off by the stop and therefore not recorded
+	Dropped  int64  // open loop: operations due before the end that never started (the run was behind)
+}
+
+// Runner holds what a run needs. Build it with fields set, then call Run once.
+type Runner struct {
+	Config    Config
+	Workload  *workload.Workload
+	Driver    driver.Driver
+	Collector *measure.Collector
+	Tracker   Tracker // optional
+	// Start is t=0; zero means now. The collector must use the same t=0.
+	Start time.Time
+}
+
+// Run drives the workload until the operation count is reached, the
+// duration has passed, the load key sequence is exhausted or ctx is
+// cancelled (SIGINT). It always returns a Result; the error is non-nil only
+// for a configuration problem.
+func (r *Runner) Run(ctx context.Context) (Result, error) {
+	cfg := r.Config
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	if r.Workload == nil || r.Driver == nil || r.Collector == nil {
+		return Result{}, errors.New("runner: workload, driver and collector are required")
+	}
+	if cfg.OpTimeout == 0 {
+		cfg.OpTimeout = 10 * time.Second
+	}
+	start := r.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
+	var deadline time.Time
+	if cfg.Duration > 0 {
+		deadline = start.Add(cfg.Warmup + cfg.Duration)
+	}
+	var interval time.Duration
+	if cfg.Target > 0 {
+		interval = time.Duration(float64(time.Second) * float64(cfg.Threads) / cfg.Target)
+		if interval <= 0 {
+			interval = 1
+		}
+	}
+	var (
+		wg       sync.WaitGroup
+		total    atomic.Int64
+		behind   atomic.Int64
+		canceled atomic.Int64
+		dropped  atomic.Int64
+		exhaust  atomic.Bool
+		timeUp   atomic.Bool
+	)
+	for i := 0; i < cfg.Threads; i++ {
+		quota := int64(-1)
+		if cfg.OperationCount > 0 {
+			quota = cfg.OperationCount / int64(cfg.Threads)
+			if int64(i) < cfg.OperationCount%int64(cfg.Threads) {
+				quota++
+			}
+			if quota == 0 {
+				continue
+			}
+		}
+		w := &worker{
+			id:       i,
+			cfg:      &cfg,
+			r:        r,
+			thread:   r.Workload.NewThread(i, cfg.Seed),
+			rec:      r.Collector.Recorder(i),
+			quota:    quota,
+			deadline: deadline,
+			interval: interval,
+			// stagger the workers' schedules evenly over one interval
+			next: start.Add(time.Duration(int64(interval) * int64(i) / int64(cfg.Threads))),
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.loop(ctx)
+			total.Add(w.done)
+			behind.Add(w.behind)
+			canceled.Add(w.canceled)
+			dropped.Add(w.dropped)
+			if w.exhausted {
+				exhaust.Store(true)
+			}
+			if w.timeUp {
+				timeUp.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	res := Result{Start: start, End: time.Now(), Ops: total.Load(), Behind: behind.Load(), Canceled: canceled.Load(), Dropped: dropped.Load()}
+	switch {
+	case ctx.Err() != nil:
+		res.Reason = "interrupted"
+	case exhaust.Load():
+		res.Reason = "load complete"
+	case timeUp.Load():
+		res.Reason = "duration"
+	default:
+		res.Reason = "operationcount"
+	}
+	return res, nil
+}
+
+type worker struct {
+	id        int
+	cfg       *Config
+	r         *Runner
+	thread    *workload.Thread
+	rec       *measure.Recorder
+	quota     int64 // operations left; -1 = unbounded
+	deadline  time.Time
+	interval  time.Duration // open loop: time between this worker's intended starts
+	next      time.Time     // open loop: next intended start
+	op        workload.Op
+	done      int64
+	behind    int64
+	canceled  int64
+	dropped   int64
+	exhausted bool
+	timeUp    bool // stopped by the deadline
+}
+
+func (w *worker) loop(ctx context.Context) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	behindAfter := w.interval
+	if behindAfter < time.Millisecond {
+		behindAfter = time.Millisecond
+	}
+	for w.quota != 0 {
+		if ctx.Err() != nil {
+			return
+		}
+		var intended time.Time
+		if w.interval > 0 {
+			intended = w.next
+			w.next = w.next.Add(w.interval)
+			if !w.deadline.IsZero() && !intended.Before(w.deadline) {
+				w.timeUp = true
+				return
+			}
+			if d := time.Until(intended); d > 0 {
+				if timer == nil {
+					timer = time.NewTimer(d)
+				} else {
+					timer.Reset(d)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-timer.C:
+				}
+			}
+		}
+		if !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
+			if w.interval > 0 {
+				// operations due before the end that could not even start
+				w.dropped += int64(w.deadline.Sub(intended)/w.interval) + 1
+			}
+			w.timeUp = true
+			return
+		}
+		if w.cfg.Phase == Load {
+			if !w.thread.NextLoad(&w.op) {
+				w.exhausted = true
+				return
+			}
+		} else {
+			w.thread.Next(&w.op)
+		}
+		started := time.Now()
+		if w.interval == 0 {
+			intended = started
+		}
+		err := w.execute(ctx)
+		ended := time.Now()
+		if err != nil && ctx.Err() != nil {
+			// cut off by the stop: its outcome says nothing about the database
+			w.canceled++
+			return
+		}
+		late := w.interval > 0 && started.Sub(intended) > behindAfter
+		if late {
+			w.behind++
+		}
+		w.rec.Record(measure.Sample{
+			Op: int(w.op.Kind), Class: driver.ClassOf(err),
+			Intended: intended, Started: started, Ended: ended, Behind: late,
+		})
+		if w.cfg.Phase == Run {
+			w.thread.Done(&w.op, err == nil)
+		}
+		w.done++
+		if w.quota > 0 {
+			w.quota--
+		}
+	}
+}
+
+// execute issues w.op with the per-operation deadline.
+func (w *worker) execute(parent context.Context) error {
+	ctx, cancel := context.WithTimeout(parent, w.cfg.OpTimeout)
+	defer cancel()
+	op := &w.op
+	d := w.r.Driver
+	table := w.r.Workload.Table()
+	switch op.Kind {
+	case workload.Read:
+		_, err := d.Read(ctx, table, op.Key, op.Fields)
+		return err
+	case workload.Scan:
+		_, err := d.Scan(ctx, table, op.Key, op.ScanLen, op.Fields)
+		return err
+	case workload.Update:
+		return w.write(ctx, func() error { return d.Update(ctx, table, op.Key, op.Values) })
+	case workload.Insert:
+		return w.write(ctx, func() error { return d.Insert(ctx, table, op.Key, op.Values) })
+	case workload.ReadModifyWrite:
+		if _, err := d.Read(ctx, table, op.Key, op.Fields); err != nil {
+			return err
+		}
+		return w.write(ctx, func() error { return d.Update(ctx, table, op.Key, op.Values) })
+	case workload.Delete:
+		return d.Delete(ctx, table, op.Key)
+	}
+	return fmt.Errorf("runner: unknown operation kind %d", op.Kind)
+}
+
+func (w *worker) write(_ context.Context, do func() error) error {
+	t := w.r.Tracker
+	if t == nil {
+		return do()
+	}
+	tok := t.BeforeWrite(w.id, &w.op)
+	err := do()
+	t.AfterWrite(w.id, &w.op, tok, err)
+	return err
+}

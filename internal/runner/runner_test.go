@@ -1,0 +1,222 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/runner"
+	"github.com/faultbench/faultbench/internal/workload"
+)
+
+// countingDriver stands in for a database in unit tests of the runner's
+// scheduling logic: it counts calls and can fail or block.
+type countingDriver struct {
+	reads, updates, inserts atomic.Int64
+	fail                    error
+	block                   chan struct{}
+}
+
+func (d *countingDriver) wait(ctx context.Context) error {
+	if d.block != nil {
+		select {
+		case <-d.block:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return d.fail
+}
+func (d *countingDriver) Read(ctx context.Context, _, _ string, _ []string) (map[string][]byte, error) {
+	d.reads.Add(1)
+	return nil, d.wait(ctx)
+}
+func (d *countingDriver) Scan(ctx context.Context, _, _ string, _ int, _ []string) ([]map[string][]byte, error) {
+	return nil, d.wait(ctx)
+}
+func (d *countingDriver) Update(ctx context.Context, _, _ string, _ map[string][]byte) error {
+	d.updates.Add(1)
+	return d.wait(ctx)
+}
+func (d *countingDriver) Insert(ctx context.Context, _, _ string, _ map[string][]byte) error {
+	d.inserts.Add(1)
+	return d.wait(ctx)
+}
+func (d *countingDriver) Delete(ctx context.Context, _, _ string) error { return d.wait(ctx) }
+func (d *countingDriver) Close() error                                  { return nil }
+
+func testWorkload(t *testing.T, records int) *workload.Workload {
+	t.Helper()
+	p := properties.New()
+	p.Set("recordcount", strconv.Itoa(records))
+	p.Set("readproportion", "0.5")
+	p.Set("updateproportion", "0.5")
+	p.Set("seed", "7")
+	wl, err := workload.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wl
+}
+
+func runWith(t *testing.T, ctx context.Context, cfg runner.Config, wl *workload.Workload, d driver.Driver, tr runner.Tracker) (runner.Result, *measure.Totals) {
+	t.Helper()
+	start := time.Now()
+	col, err := measure.NewCollector(measure.Config{Dir: t.TempDir(), Ops: workload.OpNames(), Window: 100 * time.Millisecond, Start: start, Workers: cfg.Threads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { col.Run(cctx); close(done) }()
+	r := &runner.Runner{Config: cfg, Workload: wl, Driver: d, Collector: col, Tracker: tr, Start: start}
+	res, err := r.Run(ctx)
+	cancel()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot, err := col.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, tot
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  runner.Config
+		ok   bool
+	}{
+		{"run with count", runner.Config{Phase: runner.Run, Threads: 1, OperationCount: 10}, true},
+		{"run with duration", runner.Config{Phase: runner.Run, Threads: 4, Duration: time.Second}, true},
+		{"load needs no end", runner.Config{Phase: runner.Load, Threads: 4}, true},
+		{"run without end", runner.Config{Phase: runner.Run, Threads: 1}, false},
+		{"no threads", runner.Config{Phase: runner.Run, Threads: 0, OperationCount: 1}, false},
+		{"negative target", runner.Config{Phase: runner.Run, Threads: 1, OperationCount: 1, Target: -1}, false},
+		{"bad phase", runner.Config{Phase: "transaction", Threads: 1, OperationCount: 1}, false},
+		{"negative warmup", runner.Config{Phase: runner.Run, Threads: 1, OperationCount: 1, Warmup: -time.Second}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.cfg.Validate(); (err == nil) != tc.ok {
+				t.Fatalf("Validate() = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
+
+func TestOperationCountSplit(t *testing.T) {
+	for _, tc := range []struct{ threads, ops int }{{1, 10}, {3, 10}, {8, 5}, {16, 1000}} {
+		t.Run(strconv.Itoa(tc.threads)+"x"+strconv.Itoa(tc.ops), func(t *testing.T) {
+			d := &countingDriver{}
+			res, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: tc.threads, OperationCount: int64(tc.ops)}, testWorkload(t, 100), d, nil)
+			if res.Ops != int64(tc.ops) || tot.All.OK != int64(tc.ops) || d.reads.Load()+d.updates.Load() != int64(tc.ops) {
+				t.Fatalf("ops %d, recorded %d, driver calls %d; want %d", res.Ops, tot.All.OK, d.reads.Load()+d.updates.Load(), tc.ops)
+			}
+			if res.Reason != "operationcount" {
+				t.Errorf("reason %q", res.Reason)
+			}
+		})
+	}
+}
+
+func TestLoadInsertsEveryRecordOnce(t *testing.T) {
+	d := &countingDriver{}
+	res, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Load, Threads: 7}, testWorkload(t, 1234), d, nil)
+	if res.Reason != "load complete" || d.inserts.Load() != 1234 || tot.Ops[workload.Insert].OK != 1234 {
+		t.Fatalf("reason %s, inserts %d, recorded %d", res.Reason, d.inserts.Load(), tot.Ops[workload.Insert].OK)
+	}
+}
+
+func TestErrorsAreClassified(t *testing.T) {
+	d := &countingDriver{fail: driver.Classified(driver.Unavailable, "read", errors.New("no leader"))}
+	_, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: 2, OperationCount: 50}, testWorkload(t, 10), d, nil)
+	if tot.All.Errors[driver.Unavailable] != 50 || tot.All.OK != 0 {
+		t.Fatalf("errors %v ok %d", tot.All.Errors, tot.All.OK)
+	}
+}
+
+// TestOpenLoopSchedule: every operation due before the end either ran or
+// is counted as dropped; none is silently skipped.
+func TestOpenLoopSchedule(t *testing.T) {
+	d := &countingDriver{}
+	res, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: 4, Target: 400, Duration: time.Second}, testWorkload(t, 10), d, nil)
+	if got := tot.All.OK + res.Dropped; got != 400 {
+		t.Fatalf("ran %d + dropped %d = %d, want exactly the 400 operations due in 1 s", tot.All.OK, res.Dropped, got)
+	}
+	if res.Reason != "duration" {
+		t.Errorf("reason %q", res.Reason)
+	}
+}
+
+// TestLatencyFromIntendedStart: a driver that blocks for 300 ms under an
+// open-loop schedule of 100 ops/s on one thread makes the operations due
+// during the block wait; their latency counts from when they were due.
+func TestLatencyFromIntendedStart(t *testing.T) {
+	d := &countingDriver{block: make(chan struct{})}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		close(d.block)
+	}()
+	res, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: 1, Target: 100, Duration: time.Second}, testWorkload(t, 10), d, nil)
+	// the first operation (due at 0) waited ~300 ms; so did the ~30 due during the block, decreasingly
+	if tot.All.Intended.Max() < 250_000 {
+		t.Errorf("max intended latency %d µs, want ≥ 250 ms", tot.All.Intended.Max())
+	}
+	if tot.All.Behind < 20 {
+		t.Errorf("behind schedule %d, want the ~29 operations due during the block", tot.All.Behind)
+	}
+	if tot.All.Service.ValueAtQuantile(50) > tot.All.Intended.ValueAtQuantile(99) {
+		t.Errorf("service time above intended latency")
+	}
+	_ = res
+}
+
+func TestInterrupt(t *testing.T) {
+	d := &countingDriver{block: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		cancel()
+	}()
+	res, _ := runWith(t, ctx, runner.Config{Phase: runner.Run, Threads: 3, OperationCount: 1000}, testWorkload(t, 10), d, nil)
+	if res.Reason != "interrupted" || res.Canceled != 3 {
+		t.Fatalf("reason %s canceled %d", res.Reason, res.Canceled)
+	}
+}
+
+type recTracker struct {
+	mu     sync.Mutex
+	before int
+	after  int
+}
+
+func (r *recTracker) BeforeWrite(int, *workload.Op) uint64 {
+	r.mu.Lock()
+	r.before++
+	r.mu.Unlock()
+	return 0
+}
+func (r *recTracker) AfterWrite(int, *workload.Op, uint64, error) {
+	r.mu.Lock()
+	r.after++
+	r.mu.Unlock()
+}
+
+func TestTrackerSeesEveryWrite(t *testing.T) {
+	d := &countingDriver{}
+	tr := &recTracker{}
+	runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: 4, OperationCount: 400}, testWorkload(t, 10), d, tr)
+	if tr.before != int(d.updates.Load()) || tr.after != tr.before || tr.before == 0 {
+		t.Fatalf("tracker before %d after %d, driver updates %d", tr.before, tr.after, d.updates.Load())
+	}
+}

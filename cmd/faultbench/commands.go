@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/clusterctl"
+	"github.com/faultbench/faultbench/internal/experiment"
+	"github.com/faultbench/faultbench/internal/launcher"
+	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
+	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/runner"
+	"github.com/faultbench/faultbench/internal/target"
+)
+
+func commands() []command {
+	return []command{
+		{name: "load", summary: "insert records (YCSB load phase)", run: func(a *app, ctx context.Context, args []string) error {
+			return a.phase(ctx, runner.Load, args)
+		}},
+		{name: "run", summary: "run the operation mix and measure (YCSB run phase)", run: func(a *app, ctx context.Context, args []string) error {
+			return a.phase(ctx, runner.Run, args)
+		}},
+		{name: "cluster", summary: "start, stop or inspect a local cluster: cluster up|down|status TARGET", run: (*app).cluster},
+		{name: "scenario", summary: "run a scenario file: cluster, load, faults, checks, report", run: (*app).scenarioCmd},
+		{name: "demo", summary: "the failover demo: kill -9 of an etcd leader under load, in about two minutes", run: (*app).demo},
+		{name: "fault", summary: "inject a fault into a cluster started by `cluster up`: fault ACTION NODE", run: (*app).faultCmd},
+		{name: "cleanup", summary: "end processes and remove files a crashed faultbench left behind", run: (*app).cleanup},
+		{name: "node", summary: "run a database node (internal, used by launchers)", hidden: true, run: (*app).node},
+	}
+}
+
+const phaseExamples = `  faultbench load etcd -P workloads/workloada -p recordcount=100000 -threads 16
+  faultbench run etcd -P workloads/workloada -p operationcount=0 -p maxexecutiontime=60 -threads 32 -target 5000 -s
+  faultbench run redis -p redis.mode=cluster -p redis.addr=127.0.0.1:7000 -P workloads/workloadb -p maxexecutiontime=30
+  faultbench run etcd -P workloads/workloada -p maxexecutiontime=30 -p measurement.window=100ms -p warmup=5s`
+
+// phase implements `load` and `run`.
+func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) error {
+	name := string(phase)
+	fs := a.newFlags(name, name+" TARGET [-P file]... [-p key=value]... [flags]\n\nTargets: "+strings.Join(target.Builtin().Kinds(), ", ")+
+		"\nProperties: YCSB's (docs/workloads.md) plus the driver's (docs/targets-*.md).", phaseExamples)
+	var files, overrides listFlag
+	fs.Var(&files, "P", "property `file` (Java properties; repeatable, later files win)")
+	fs.Var(&overrides, "p", "property override `key=value` (repeatable, wins over files)")
+	threads := fs.Int("threads", 0, "worker threads (sets threadcount; default 1)")
+	tgt := fs.Float64("target", 0, "target `ops/s` in total (open loop; sets target); 0 = closed loop")
+	status := fs.Bool("s", false, "print a status line every status.interval (default 10 s)")
+	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")
+	runName := fs.String("name", "", "run name in the run directory's name (default "+name+"-TARGET)")
+	quiet := fs.Bool("q", false, "quiet: no status, no summary")
+	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where `cluster up` records clusters")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("%s needs exactly one TARGET (one of %s), got %d arguments", name, strings.Join(target.Builtin().Kinds(), ", "), len(pos))
+	}
+	p := properties.New()
+	for _, f := range files {
+		if err := p.LoadFile(f); err != nil {
+			return err
+		}
+	}
+	for _, o := range overrides {
+		if err := p.ParseOverride(o); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	if *threads > 0 {
+		p.Set("threadcount", strconv.Itoa(*threads))
+	}
+	if *tgt > 0 {
+		p.Set("target", strconv.FormatFloat(*tgt, 'f', -1, 64))
+	}
+	a.warnLeftovers(*stateDir)
+	_, err = experiment.Run(ctx, experiment.Spec{
+		Target: pos[0], Phase: phase, Props: p, RunsDir: *runs, Name: *runName,
+		Status: *status, Quiet: *quiet, Out: a.stdout, Err: a.stderr, StateDir: *stateDir,
+		Version: version, Commit: commit,
+	})
+	return err
+}
+
+func (a *app) warnLeftovers(stateDir string) {
+	env, err := launcher.NewEnv()
+	if err != nil {
+		return
+	}
+	for _, c := range clusterctl.New(stateDir, env).Leftovers() {
+		if len(c.RunningNodes()) > 0 {
+			fmt.Fprintf(a.stderr, "warning: cluster %s left by a crashed faultbench (pid %d) still has %d processes; run `faultbench cleanup`\n",
+				c.Name, c.OwnerPID, len(c.RunningNodes()))
+		}
+	}
+}
+
+const clusterExamples = `  faultbench cluster up etcd --nodes 3
+  faultbench cluster up redis-cluster --nodes 3 --replicas 1 -o redis.cluster-node-timeout=1000
+  faultbench cluster status etcd
+  faultbench cluster down etcd`
+
+// cluster implements `cluster up|down|status`.
+func (a *app) cluster(ctx context.Context, args []string) error {
+	fs := a.newFlags("cluster", "cluster up|down|status TARGET [flags]\n\nup starts a local cluster that keeps running after this command (nodes are\nrecorded in a state file); down stops it and removes its data; status shows\nits nodes, roles, pids and addresses.\nTargets that faultbench can start: "+strings.Join(target.Builtin().Launchers().Kinds(), ", "), clusterExamples)
+	nodes := fs.Int("nodes", 0, "nodes (etcd members, redis-cluster masters); default per target")
+	replicas := fs.Int("replicas", -1, "replicas per master (redis-cluster, redis); default per target")
+	dir := fs.String("dir", "", "directory for node data and logs (default: a new temp dir)")
+	name := fs.String("name", "", "cluster name in the state file (default: the target)")
+	keep := fs.Bool("keep-data", false, "down: keep data directories")
+	var opts listFlag
+	fs.Var(&opts, "o", "launcher option `key=value` (repeatable), see docs/targets-*.md")
+	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
+	timeout := fs.Duration("timeout", 90*time.Second, "deadline for the cluster to become healthy")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("cluster needs an action (up, down, status) and a TARGET")
+	}
+	env, err := launcher.NewEnv()
+	if err != nil {
+		return err
+	}
+	m := clusterctl.New(*stateDir, env)
+	action, kind := pos[0], pos[1]
+	cname := *name
+	if cname == "" {
+		cname = kind
+	}
+	switch action {
+	case "up":
+		o := map[string]string{}
+		for _, kv := range opts {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return usagef("-o %q: expected key=value", kv)
+			}
+			o[k] = v
+		}
+		uctx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		c, err := m.Up(uctx, kind, launcher.Spec{Name: cname, Nodes: *nodes, Replicas: *replicas, Dir: *dir, Detached: true, KeepData: *keep, Options: o})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "%s cluster %q is up with %d nodes: %s\n", kind, c.Name, len(c.Nodes), strings.Join(c.Endpoints(), ","))
+		_, err = m.Status(ctx, c.Name, a.stdout)
+		return err
+	case "down":
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *timeout)
+		defer cancel()
+		if err := m.Down(dctx, cname); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "cluster %q is down\n", cname)
+		return nil
+	case "status":
+		_, err := m.Status(ctx, cname, a.stdout)
+		return err
+	}
+	return usagef("unknown cluster action %q (up, down, status)", action)
+}
+
+// cleanup implements `cleanup`.
+func (a *app) cleanup(ctx context.Context, args []string) error {
+	fs := a.newFlags("cleanup", "cleanup [--all]\n\nStops the processes and removes the data of clusters whose faultbench\nprocess died (crash, kill -9). With --all, also clusters started by\n`cluster up`.", "  faultbench cleanup\n  faultbench cleanup --all")
+	all := fs.Bool("all", false, "also stop clusters started by `cluster up`")
+	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("cleanup takes no arguments")
+	}
+	env, err := launcher.NewEnv()
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	return clusterctl.New(*stateDir, env).Cleanup(cctx, *all, a.stdout)
+}
+
+// node implements the hidden `node KIND ...` that launchers spawn.
+func (a *app) node(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return usagef("node needs a kind (etcd)")
+	}
+	switch args[0] {
+	case "etcd":
+		return etcdlauncher.RunNode(ctx, args[1:])
+	case "--help", "-h", "-help":
+		fmt.Fprintln(a.stdout, "Usage: faultbench node etcd FLAGS (internal: launchers run database nodes with it)")
+		return flag.ErrHelp
+	}
+	return usagef("unknown node kind %q", args[0])
+}

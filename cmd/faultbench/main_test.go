@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/launcher"
+)
+
+// binary returns the faultbench binary under test: $FAULTBENCH_BIN (set by
+// `make test`) or one built into a temp dir.
+func binary(t *testing.T) string {
+	t.Helper()
+	if b := os.Getenv("FAULTBENCH_BIN"); b != "" {
+		if _, err := os.Stat(b); err == nil {
+			return b
+		}
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "faultbench")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+type cli struct {
+	t     *testing.T
+	bin   string
+	state string
+	dir   string
+}
+
+func newCLI(t *testing.T) *cli {
+	c := &cli{t: t, bin: binary(t), state: t.TempDir(), dir: t.TempDir()}
+	t.Cleanup(func() {
+		// whatever a test started, end it
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, c.bin, "cleanup", "--all", "--state-dir", c.state)
+		_ = cmd.Run()
+	})
+	return c
+}
+
+// run executes faultbench with args and returns stdout, stderr and the exit code.
+func (c *cli) run(timeout time.Duration, args ...string) (string, string, int) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), "FAULTBENCH_STATE_DIR="+c.state)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatalf("faultbench %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestBadInput(t *testing.T) {
+	c := newCLI(t)
+	wl := filepath.Join(c.dir, "bad.properties")
+	if err := os.WriteFile(wl, []byte("recordcount=10\nreadproportion=lots\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"unknown target", []string{"run", "mongo"}, 1, `unknown target "mongo"`},
+		{"no target", []string{"run"}, 2, "needs exactly one TARGET"},
+		{"bad flag", []string{"run", "etcd", "-threads", "many"}, 2, "invalid value"},
+		{"missing property file", []string{"load", "etcd", "-P", "nope"}, 1, "nope"},
+		{"malformed property value", []string{"run", "etcd", "-P", wl, "-p", "etcd.endpoints=127.0.0.1:1"}, 1, "bad.properties:2"},
+		{"unknown property", []string{"run", "etcd", "-p", "recordcount=10", "-p", "readproportoin=0.5", "-p", "operationcount=10", "-p", "etcd.endpoints=127.0.0.1:1"}, 1, "readproportoin"},
+		{"no cluster", []string{"run", "etcd", "-p", "operationcount=10"}, 1, "faultbench cluster up etcd"},
+		{"bad cluster action", []string{"cluster", "sideways", "etcd"}, 2, "unknown cluster action"},
+		{"bad scenario field", []string{"scenario", "demo", "--set", "load.rate=fast"}, 1, "rate"},
+		{"unknown scenario", []string{"scenario", "nosuch"}, 1, "no built-in scenario"},
+		{"bad fault action", []string{"fault", "explode", "n1"}, 2, "unknown fault action"},
+		{"status of nothing", []string{"cluster", "status", "etcd"}, 1, "no such cluster"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := c.run(30*time.Second, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errs)
+			}
+			if !strings.Contains(out+errs, tc.want) {
+				t.Errorf("output does not mention %q:\nstdout: %s\nstderr: %s", tc.want, out, errs)
+			}
+			if strings.Contains(errs, "goroutine ") || strings.Contains(errs, "panic:") {
+				t.Errorf("a Go panic reached the user:\n%s", errs)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	c := newCLI(t)
+	for _, cmd := range []string{"load", "run", "cluster", "scenario", "demo", "fault", "cleanup"} {
+		t.Run(cmd, func(t *testing.T) {
+			out, errs, code := c.run(10*time.Second, cmd, "--help")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if !strings.Contains(out, "Usage: faultbench "+cmd) || !strings.Contains(out, "Examples:") {
+				t.Errorf("help lacks usage or examples:\n%s", out)
+			}
+		})
+	}
+	out, _, code := c.run(10*time.Second, "help")
+	if code != 0 || strings.Contains(out, "node ") && strings.Contains(out, "internal") {
+		t.Errorf("top-level help wrong (hidden commands must stay hidden):\n%s", out)
+	}
+}
+
+// TestClusterLoadRun is the issue's user story on a real etcd cluster:
+// cluster up, load, run open loop, status, down — and nothing left behind.
+func TestClusterLoadRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real etcd cluster")
+	}
+	c := newCLI(t)
+	out, errs, code := c.run(2*time.Minute, "cluster", "up", "etcd", "--nodes", "3")
+	if code != 0 {
+		t.Fatalf("cluster up: %s %s", out, errs)
+	}
+	if !strings.Contains(out, "leader") {
+		t.Errorf("cluster up shows no leader:\n%s", out)
+	}
+	wl := filepath.Join("..", "..", "workloads", "workloada")
+	wl, _ = filepath.Abs(wl)
+	out, errs, code = c.run(2*time.Minute, "load", "etcd", "-P", wl, "-p", "recordcount=2000", "-threads", "8", "-q")
+	if code != 0 {
+		t.Fatalf("load: %s %s", out, errs)
+	}
+	out, errs, code = c.run(2*time.Minute, "run", "etcd", "-P", wl, "-p", "recordcount=2000", "-p", "operationcount=0",
+		"-p", "maxexecutiontime=4", "-p", "status.interval=1", "-threads", "8", "-target", "400", "-s")
+	if code != 0 {
+		t.Fatalf("run: %s %s", out, errs)
+	}
+	for _, want := range []string{"[OVERALL], RunTime(ms)", "[OVERALL], Throughput(ops/sec)", "[READ], Operations", "[UPDATE], 99thPercentileLatency(us)", "[READ], Return=OK", "run directory:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "current ops/sec") {
+		t.Errorf("no status line on stderr:\n%s", errs)
+	}
+	runs, _ := filepath.Glob(filepath.Join(c.dir, "runs", "*-run-etcd"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories: %v", runs)
+	}
+	for _, f := range []string{"windows.csv", "clients.csv", "events.jsonl", "env.json", "summary.json", "run.properties", "hist/read.hlog", "hist/update.hlog"} {
+		if _, err := os.Stat(filepath.Join(runs[0], f)); err != nil {
+			t.Errorf("run directory lacks %s: %v", f, err)
+		}
+	}
+	var sum struct {
+		Totals struct {
+			ThroughputOps float64 `json:"throughput_ops"`
+			OK            int64   `json:"ok"`
+		} `json:"totals"`
+	}
+	b, _ := os.ReadFile(filepath.Join(runs[0], "summary.json"))
+	if err := json.Unmarshal(b, &sum); err != nil || sum.Totals.OK == 0 {
+		t.Errorf("summary.json: %v %s", err, b)
+	}
+	out, _, code = c.run(30*time.Second, "cluster", "status", "etcd")
+	if code != 0 || strings.Count(out, " up ") < 3 {
+		t.Errorf("status:\n%s", out)
+	}
+	st, err := (launcher.StateStore{Dir: c.state}).Load("etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = c.run(time.Minute, "cluster", "down", "etcd")
+	if code != 0 {
+		t.Fatalf("down: %s %s", out, errs)
+	}
+	for _, n := range st.Nodes {
+		if launcher.Alive(n.PID) {
+			t.Errorf("node %s (pid %d) still running after down", n.Name, n.PID)
+		}
+	}
+	if _, err := os.Stat(st.Dir); !os.IsNotExist(err) {
+		t.Errorf("cluster dir %s still exists after down", st.Dir)
+	}
+}

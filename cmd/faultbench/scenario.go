@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/clusterctl"
+	"github.com/faultbench/faultbench/internal/experiment"
+	"github.com/faultbench/faultbench/internal/fault"
+	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/scenario"
+	"github.com/faultbench/faultbench/scenarios"
+	"github.com/faultbench/faultbench/workloads"
+)
+
+const scenarioExamples = `  faultbench scenario scenarios/failover-etcd.yaml
+  faultbench scenario scenarios/failover-etcd.yaml --set load.rate=100% --set schedule.down=60s
+  faultbench scenario failover-redis-cluster --durations 10m,10m,20m     # the paper's timing
+  faultbench scenario scenarios/failover-redis-cluster-sync.yaml -s`
+
+// scenarioCmd implements `scenario FILE`.
+func (a *app) scenarioCmd(ctx context.Context, args []string) error {
+	fs := a.newFlags("scenario", "scenario FILE.yaml|NAME [--set path=value]... [flags]\n\nRuns a scenario end to end: starts the cluster, loads it, calibrates\ncapacity when the rate is a percentage, runs the load with the fault\nschedule, restores every node, runs the checks and writes the run\ndirectory. NAME is a built-in scenario: "+strings.Join(scenarios.Names(), ", ")+
+		"\nSchema: docs/scenarios.md.", scenarioExamples)
+	var sets listFlag
+	fs.Var(&sets, "set", "override a scenario field `path=value` (repeatable), e.g. load.rate=100%")
+	durations := fs.String("durations", "", "failover timing `steady,down,after` (e.g. 10m,10m,20m for seed 004's)")
+	status := fs.Bool("s", false, "print a status line every 10 s")
+	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")
+	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where running clusters are recorded")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("scenario needs exactly one FILE or built-in NAME (%s)", strings.Join(scenarios.Names(), ", "))
+	}
+	if *durations != "" {
+		parts := strings.Split(*durations, ",")
+		if len(parts) != 3 {
+			return usagef("--durations %q: expected steady,down,after (e.g. 10m,10m,20m)", *durations)
+		}
+		for i, k := range []string{"steady", "down", "after"} {
+			if _, err := scenario.ParseDuration(parts[i]); err != nil {
+				return usagef("--durations: %s: %v", k, err)
+			}
+			sets = append(sets, "schedule."+k+"="+strings.TrimSpace(parts[i]))
+		}
+	}
+	sc, file, err := loadScenario(pos[0], sets)
+	if err != nil {
+		return err
+	}
+	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status)
+}
+
+// loadScenario reads a scenario from a file, or a built-in one by name.
+func loadScenario(arg string, sets []string) (*scenario.Scenario, string, error) {
+	if _, err := os.Stat(arg); err == nil {
+		sc, err := scenario.LoadFile(arg, sets)
+		return sc, arg, err
+	}
+	b, err := scenarios.Read(strings.TrimPrefix(arg, "scenarios/"))
+	if err != nil {
+		return nil, "", fmt.Errorf("scenario %s: no such file, and %w", arg, err)
+	}
+	name := "scenarios/" + strings.TrimSuffix(strings.TrimPrefix(arg, "scenarios/"), ".yaml") + ".yaml"
+	sc, err := scenario.Parse(b, name, sets)
+	return sc, name, err
+}
+
+func (a *app) runScenario(ctx context.Context, sc *scenario.Scenario, file, runs, stateDir string, status bool) error {
+	a.warnLeftovers(stateDir)
+	out, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
+		Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: runs, StateDir: stateDir,
+		Out: a.stdout, Err: a.stderr, Status: status, Version: version, Commit: commit,
+	})
+	if out != nil && out.Dir != "" && err != nil {
+		fmt.Fprintf(a.stderr, "partial results are in %s\n", out.Dir)
+	}
+	if errors.Is(err, context.Canceled) {
+		return errors.New("interrupted; the cluster was stopped")
+	}
+	return err
+}
+
+// demo implements `demo`.
+func (a *app) demo(ctx context.Context, args []string) error {
+	fs := a.newFlags("demo", "demo [flags]\n\nThe failover test in about two minutes: a real 3-member etcd cluster\nstarted by this binary, workload A at 75 % of the capacity measured first,\nkill -9 of the leader, restart, recovery, lost-write check.", "  faultbench demo\n  faultbench demo --set load.rate=100%")
+	var sets listFlag
+	fs.Var(&sets, "set", "override a scenario field `path=value` (repeatable)")
+	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")
+	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where running clusters are recorded")
+	status := fs.Bool("s", false, "print a status line every 10 s")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) != 0 {
+		return usagef("demo takes no arguments")
+	}
+	sc, file, err := loadScenario("demo", sets)
+	if err != nil {
+		return err
+	}
+	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status)
+}
+
+// faultCmd implements `fault ACTION NODE`.
+func (a *app) faultCmd(ctx context.Context, args []string) error {
+	reg := fault.NewRegistry()
+	var names []string
+	for _, n := range reg.Names() {
+		names = append(names, string(n))
+	}
+	fs := a.newFlags("fault", "fault ACTION NODE [--cluster NAME]\n\nActs on a cluster that `faultbench cluster up` started. ACTION is one of\n"+strings.Join(names, ", ")+"; NODE is a node name (n1), leader, primary,\nreplica, follower, random, any:N or all (docs/faults.md).",
+		"  faultbench cluster up etcd --nodes 3\n  faultbench fault kill leader\n  faultbench fault start n2\n  faultbench fault pause n3 --cluster etcd && faultbench fault resume n3")
+	cname := fs.String("cluster", "", "cluster name (default: the only running cluster)")
+	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
+	timeout := fs.Duration("timeout", time.Minute, "deadline for the fault to take effect")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("fault needs ACTION and NODE, e.g. `faultbench fault kill leader`")
+	}
+	if !reg.Has(fault.Action(pos[0])) {
+		return usagef("unknown fault action %q (known: %s)", pos[0], strings.Join(names, ", "))
+	}
+	env, err := launcher.NewEnv()
+	if err != nil {
+		return err
+	}
+	m := clusterctl.New(*stateDir, env)
+	name := *cname
+	if name == "" {
+		cs, _ := m.Store.List()
+		var running []string
+		for _, c := range cs {
+			if len(c.RunningNodes()) > 0 || c.Detached {
+				running = append(running, c.Name)
+			}
+		}
+		switch len(running) {
+		case 0:
+			return errors.New("no cluster is running: start one with `faultbench cluster up etcd`")
+		case 1:
+			name = running[0]
+		default:
+			return usagef("several clusters are recorded (%s): choose one with --cluster", strings.Join(running, ", "))
+		}
+	}
+	c, err := m.Load(name)
+	if err != nil {
+		return err
+	}
+	l, err := m.Launcher(c)
+	if err != nil {
+		return err
+	}
+	t := &fault.Target{Launcher: l, Env: env, Cluster: c, Save: m.Save, HealthTimeout: *timeout}
+	fctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	nodes, err := fault.Apply(fctx, t, reg, fault.Action(pos[0]), pos[1])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "%s %s: done (%s)\n", pos[0], strings.Join(nodes, ","), pos[1])
+	return nil
+}

@@ -1,0 +1,202 @@
+// Package clusterctl is the work behind `faultbench cluster up|down|status`
+// and `faultbench cleanup`: it starts clusters through their launchers,
+// records them in state files, finds them again, and ends what a crashed
+// faultbench left behind.
+package clusterctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/target"
+)
+
+// Manager manages recorded clusters.
+type Manager struct {
+	Store   launcher.StateStore
+	Targets *target.Registry
+	Env     *launcher.Env
+	// Grace is how long a node gets to exit after SIGTERM before SIGKILL.
+	Grace time.Duration
+}
+
+// New returns a Manager for the state directory dir.
+func New(dir string, env *launcher.Env) *Manager {
+	return &Manager{Store: launcher.StateStore{Dir: dir}, Targets: target.Builtin(), Env: env, Grace: 10 * time.Second}
+}
+
+// Up starts a cluster of kind and records it. A detached cluster outlives
+// this process (cluster up); otherwise its nodes die with this process and
+// the state file only serves cleanup after a crash.
+func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*launcher.Cluster, error) {
+	t, err := m.Targets.Get(kind)
+	if err != nil {
+		return nil, err
+	}
+	if t.Launcher == nil {
+		return nil, fmt.Errorf("faultbench cannot start %s clusters; point the driver at yours with -p %s=...", kind, t.EndpointKey)
+	}
+	if spec.Name == "" {
+		spec.Name = kind
+	}
+	if spec.Nodes == 0 {
+		spec.Nodes = t.DefaultNodes
+	}
+	if spec.Replicas < 0 {
+		spec.Replicas = t.DefaultReplicas
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if old, err := m.Store.Load(spec.Name); err == nil {
+		if len(old.RunningNodes()) > 0 {
+			return nil, fmt.Errorf("a cluster named %q is already running (%d nodes): `faultbench cluster down %s` first, or pick another --name", spec.Name, len(old.RunningNodes()), spec.Name)
+		}
+		_ = m.Store.Remove(spec.Name)
+	}
+	c, err := t.Launcher.Up(ctx, m.Env, spec)
+	if c != nil {
+		c.Name = spec.Name
+		c.Detached = spec.Detached
+		c.OwnerPID = os.Getpid()
+		if serr := m.Store.Save(c); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	if err != nil {
+		if c != nil {
+			_ = launcher.Down(context.WithoutCancel(ctx), c, m.Grace)
+			_ = m.Store.Remove(spec.Name)
+		}
+		return nil, fmt.Errorf("starting %s cluster: %w", kind, err)
+	}
+	return c, nil
+}
+
+// Load reads a recorded cluster.
+func (m *Manager) Load(name string) (*launcher.Cluster, error) { return m.Store.Load(name) }
+
+// Save records c.
+func (m *Manager) Save(c *launcher.Cluster) error { return m.Store.Save(c) }
+
+// Launcher returns the launcher of c's kind.
+func (m *Manager) Launcher(c *launcher.Cluster) (launcher.Launcher, error) {
+	t, err := m.Targets.Get(c.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if t.Launcher == nil {
+		return nil, fmt.Errorf("no launcher for %s", c.Kind)
+	}
+	return t.Launcher, nil
+}
+
+// Down stops the cluster recorded as name and removes its state.
+func (m *Manager) Down(ctx context.Context, name string) error {
+	c, err := m.Store.Load(name)
+	if err != nil {
+		return err
+	}
+	return m.down(ctx, c)
+}
+
+func (m *Manager) down(ctx context.Context, c *launcher.Cluster) error {
+	if err := launcher.Down(ctx, c, m.Grace); err != nil {
+		_ = m.Store.Save(c)
+		return fmt.Errorf("cluster %s: %w", c.Name, err)
+	}
+	return m.Store.Remove(c.Name)
+}
+
+// Status refreshes roles and liveness of the cluster recorded as name and
+// writes a table of its nodes to w.
+func (m *Manager) Status(ctx context.Context, name string, w io.Writer) (*launcher.Cluster, error) {
+	c, err := m.Store.Load(name)
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.Launcher(c)
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	rerr := l.Refresh(rctx, c)
+	cancel()
+	fmt.Fprintf(w, "cluster %s (%s), %d nodes, dir %s\n", c.Name, c.Kind, len(c.Nodes), c.Dir)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tSTATE\tROLE\tPID\tADDRESS\tPEER\tID\tDATA DIR")
+	for _, n := range c.Nodes {
+		state := "up"
+		switch {
+		case n.PID == 0 || !launcher.Alive(n.PID):
+			state = "down"
+		case launcher.Stopped(n.PID):
+			state = "paused"
+		case n.Down:
+			state = "unresponsive"
+		}
+		role := n.Role
+		if role == "" {
+			role = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Name, state, role, n.PID, n.Addr, n.PeerAddr, n.ID, n.DataDir)
+	}
+	tw.Flush()
+	if rerr != nil {
+		fmt.Fprintf(w, "note: %v\n", rerr)
+	}
+	return c, nil
+}
+
+// Leftovers returns the recorded clusters whose owning faultbench is gone
+// (a crashed run), for a warning at start.
+func (m *Manager) Leftovers() []*launcher.Cluster {
+	cs, _ := m.Store.List()
+	var out []*launcher.Cluster
+	for _, c := range cs {
+		if c.Leftover() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Cleanup stops and removes every cluster left by a faultbench that is no
+// longer running; with all, also clusters started by `cluster up`. It
+// reports what it did to w.
+func (m *Manager) Cleanup(ctx context.Context, all bool, w io.Writer) error {
+	cs, errs := m.Store.List()
+	var out []error
+	out = append(out, errs...)
+	n := 0
+	for _, c := range cs {
+		if !all && !c.Leftover() {
+			if len(c.RunningNodes()) > 0 {
+				fmt.Fprintf(w, "kept %s: started by `cluster up` (stop it with `faultbench cluster down %s` or `faultbench cleanup --all`)\n", c.Name, c.Name)
+			}
+			continue
+		}
+		running := c.RunningNodes()
+		if err := m.down(ctx, c); err != nil {
+			out = append(out, err)
+			continue
+		}
+		n++
+		pids := make([]string, 0, len(running))
+		for _, r := range running {
+			pids = append(pids, fmt.Sprint(r.PID))
+		}
+		fmt.Fprintf(w, "removed %s (%s): stopped %d processes [%s], removed %s\n", c.Name, c.Kind, len(running), strings.Join(pids, " "), c.Dir)
+	}
+	if n == 0 && len(out) == 0 {
+		fmt.Fprintln(w, "nothing to clean up")
+	}
+	return errors.Join(out...)
+}

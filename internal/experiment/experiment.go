@@ -1,0 +1,391 @@
+// Package experiment runs one measured phase end to end — the work behind
+// `faultbench load` and `faultbench run`: resolve the target and properties,
+// find the cluster, create the run directory, drive the workload, print the
+// live status and the YCSB-style summary, and write every file of the run
+// directory as it goes.
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/report"
+	"github.com/faultbench/faultbench/internal/rundir"
+	"github.com/faultbench/faultbench/internal/runner"
+	"github.com/faultbench/faultbench/internal/target"
+	"github.com/faultbench/faultbench/internal/workload"
+)
+
+// Spec is one load or run invocation.
+type Spec struct {
+	Target   string
+	Phase    runner.Phase
+	Props    *properties.Properties // -P files and -p overrides applied
+	RunsDir  string                 // parent of run directories; default "runs"
+	Name     string                 // run name; default "<phase>-<target>"
+	Status   bool                   // print a status line every status.interval (YCSB -s)
+	Quiet    bool                   // no status, no summary
+	Out      io.Writer              // summary
+	Err      io.Writer              // status lines and warnings
+	StateDir string                 // where `cluster up` state files live
+	Version  string                 // faultbench version for env.json
+	Commit   string
+}
+
+// Validate checks the spec.
+func (s *Spec) Validate() error {
+	if s.Target == "" {
+		return errors.New("no target given (e.g. faultbench run etcd ...)")
+	}
+	if s.Phase != runner.Load && s.Phase != runner.Run {
+		return fmt.Errorf("phase must be load or run")
+	}
+	if s.Props == nil {
+		s.Props = properties.New()
+	}
+	if s.RunsDir == "" {
+		s.RunsDir = "runs"
+	}
+	if s.Name == "" {
+		s.Name = string(s.Phase) + "-" + s.Target
+	}
+	if s.Out == nil {
+		s.Out = io.Discard
+	}
+	if s.Err == nil {
+		s.Err = io.Discard
+	}
+	if s.StateDir == "" {
+		s.StateDir = launcher.DefaultStateDir()
+	}
+	return nil
+}
+
+// Settings are the run-level properties faultbench reads (beyond the
+// workload's and the driver's), resolved and validated.
+type Settings struct {
+	Runner         runner.Config
+	Window         time.Duration
+	Basis          report.LatencyBasis
+	StatusInterval time.Duration
+}
+
+// ReadSettings reads and declares the run-level properties.
+func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Workload) (Settings, error) {
+	var s Settings
+	var errs []error
+	get := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	threads, err := p.Int("threadcount", 1)
+	get(err)
+	tgt, err := p.Float("target", 0)
+	get(err)
+	maxExec, err := p.Duration("maxexecutiontime", 0, time.Second)
+	get(err)
+	warm, err := p.Duration("warmup", 0, time.Second)
+	get(err)
+	opTimeout, err := p.Duration("optimeout", 10*time.Second, time.Millisecond)
+	get(err)
+	s.Window, err = p.Duration("measurement.window", time.Second, time.Millisecond)
+	get(err)
+	s.StatusInterval, err = p.Duration("status.interval", 10*time.Second, time.Second)
+	get(err)
+	basis := p.String("measurement.interval", string(report.Intended))
+	if s.Basis, err = report.ParseLatencyBasis(basis); err != nil {
+		errs = append(errs, p.Error("measurement.interval", "%v", err))
+	}
+	if s.Window < 10*time.Millisecond || s.Window > time.Hour {
+		errs = append(errs, p.Error("measurement.window", "must be between 10ms and 1h"))
+	}
+	if s.StatusInterval <= 0 {
+		errs = append(errs, p.Error("status.interval", "must be positive"))
+	}
+	if opTimeout <= 0 {
+		errs = append(errs, p.Error("optimeout", "must be positive"))
+	}
+	if len(errs) > 0 {
+		return s, errors.Join(errs...)
+	}
+	opcount := wl.OperationCount()
+	if phase == runner.Load {
+		opcount = 0 // the load key sequence ends the load phase
+		warm = 0
+	}
+	s.Runner = runner.Config{
+		Phase: phase, Threads: int(threads), Target: tgt, OperationCount: opcount,
+		Duration: maxExec, Warmup: warm, OpTimeout: opTimeout, Seed: wl.Seed(),
+	}
+	if err := s.Runner.Validate(); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// Outcome is what a finished phase leaves besides its files.
+type Outcome struct {
+	Dir     string
+	Result  runner.Result
+	Totals  *measure.Totals
+	Windows []measure.WindowRow
+}
+
+// Prepared is a target, driver and workload ready to run, with properties
+// checked. Close releases the driver.
+type Prepared struct {
+	Target   *target.Target
+	Driver   driver.Driver
+	Workload *workload.Workload
+	Settings Settings
+	Warnings []string
+}
+
+// Close releases the driver.
+func (p *Prepared) Close() error {
+	if p.Driver == nil {
+		return nil
+	}
+	return p.Driver.Close()
+}
+
+// Prepare resolves the target, connects to its cluster (properties first,
+// else the cluster `cluster up` started), builds workload and driver and
+// rejects unknown properties.
+func Prepare(ctx context.Context, kind string, phase runner.Phase, p *properties.Properties, stateDir string) (*Prepared, error) {
+	reg := target.Builtin()
+	t, err := reg.Get(kind)
+	if err != nil {
+		return nil, err
+	}
+	t.ApplyDefaults(p)
+	out := &Prepared{Target: t}
+	p.Declare(workload.IgnoredYCSBKeys()...)
+	for _, k := range workload.IgnoredYCSBKeys() {
+		if p.Has(k) {
+			src, _ := p.SourceOf(k)
+			out.Warnings = append(out.Warnings, fmt.Sprintf("ignored YCSB property %s (%s): faultbench does not use it", k, src))
+		}
+	}
+	wl, err := workload.New(p)
+	if err != nil {
+		return nil, err
+	}
+	out.Workload = wl
+	// record the seed, so that an unseeded run can be repeated from run.properties
+	p.SetDefault("seed", strconv.FormatInt(wl.Seed(), 10))
+	if out.Settings, err = ReadSettings(p, phase, wl); err != nil {
+		return nil, err
+	}
+	if !p.Has(t.EndpointKey) {
+		store := launcher.StateStore{Dir: stateDir}
+		c, lerr := store.Load(kind)
+		if lerr != nil {
+			if errors.Is(lerr, launcher.ErrNoCluster) {
+				return nil, fmt.Errorf("no %s cluster to talk to: start one with `faultbench cluster up %s`, or point at yours with -p %s=HOST:PORT", kind, kind, t.EndpointKey)
+			}
+			return nil, lerr
+		}
+		t.Connect(p, c)
+	}
+	d, err := t.Driver(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s driver: %w", kind, err)
+	}
+	// the driver has declared its properties now
+	if unknown := p.Unknown(); len(unknown) > 0 {
+		d.Close()
+		return nil, fmt.Errorf("unknown properties: %s\n(see docs/workloads.md for the workload's and docs/targets-%s.md for the driver's)", strings.Join(unknown, ", "), strings.TrimSuffix(kind, "-cluster"))
+	}
+	out.Driver = d
+	return out, nil
+}
+
+// Run executes the phase and writes its run directory.
+func Run(ctx context.Context, s Spec) (*Outcome, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	prep, err := Prepare(ctx, s.Target, s.Phase, s.Props, s.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	defer prep.Close()
+	for _, w := range prep.Warnings {
+		fmt.Fprintln(s.Err, "warning:", w)
+	}
+	dir, err := rundir.Create(s.RunsDir, s.Name, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := writeProperties(filepath.Join(dir, "run.properties"), s.Props); err != nil {
+		return nil, err
+	}
+	env := rundir.HostEnv(s.Version, s.Commit)
+	env.Target = s.Target
+	if v, ok := prep.Driver.(interface {
+		Version(context.Context) (string, error)
+	}); ok {
+		vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		env.TargetVersion, _ = v.Version(vctx)
+		cancel()
+	}
+	if err := rundir.WriteJSON(filepath.Join(dir, "env.json"), env); err != nil {
+		return nil, err
+	}
+	out, err := Execute(ctx, prep, dir, Hooks{Status: s.Status && !s.Quiet, StatusOut: s.Err})
+	if err != nil {
+		return out, err
+	}
+	if !s.Quiet {
+		report.WriteYCSB(s.Out, out.Totals, prep.Settings.Basis)
+		if out.Result.Dropped > 0 {
+			fmt.Fprintf(s.Out, "[OVERALL], DroppedOperations, %d\n", out.Result.Dropped)
+		}
+		fmt.Fprintf(s.Out, "run directory: %s\n", dir)
+	}
+	return out, nil
+}
+
+// Hooks lets a caller (the scenario runner) add to a phase.
+type Hooks struct {
+	Status    bool
+	StatusOut io.Writer
+	Events    *event.Log     // events log to use (created in dir if nil)
+	Tracker   runner.Tracker // lost-write tracking
+	// During runs alongside the workload with the run's t=0 and returns when done
+	// (e.g. the fault schedule); its error is returned after the phase.
+	During func(ctx context.Context, start time.Time) error
+}
+
+// Execute runs the prepared phase into dir (which must exist), writing
+// windows.csv, hist/, clients.csv, events.jsonl and summary.json.
+func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome, error) {
+	set := prep.Settings
+	start := time.Now()
+	evs := h.Events
+	if evs == nil {
+		var err error
+		if evs, err = event.Create(filepath.Join(dir, "events.jsonl"), start); err != nil {
+			return nil, err
+		}
+		defer evs.Close()
+	} else {
+		evs.SetStart(start)
+	}
+	col, err := measure.NewCollector(measure.Config{
+		Dir: dir, Ops: workload.OpNames(), Window: set.Window, Start: start,
+		Warmup: set.Runner.Warmup, Workers: set.Runner.Threads,
+	})
+	if err != nil {
+		return nil, err
+	}
+	colCtx, stopCol := context.WithCancel(context.Background())
+	colDone := make(chan struct{})
+	go func() { col.Run(colCtx); close(colDone) }()
+
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	statusDone := make(chan struct{})
+	if h.Status && h.StatusOut != nil {
+		go func() {
+			defer close(statusDone)
+			statusLoop(runCtx, col, set.StatusInterval, h.StatusOut)
+		}()
+	} else {
+		close(statusDone)
+	}
+	duringErr := make(chan error, 1)
+	if h.During != nil {
+		go func() { duringErr <- h.During(runCtx, start) }()
+	} else {
+		duringErr <- nil
+	}
+	evs.Emit(event.PhaseStart, "", string(set.Runner.Phase))
+	r := &runner.Runner{Config: set.Runner, Workload: prep.Workload, Driver: prep.Driver, Collector: col, Tracker: h.Tracker, Start: start}
+	res, rerr := r.Run(ctx)
+	evs.Emit(event.PhaseEnd, "", string(set.Runner.Phase)+": "+res.Reason)
+	stopRun()
+	<-statusDone
+	stopCol()
+	<-colDone
+	totals, cerr := col.Close()
+	derr := <-duringErr
+	out := &Outcome{Dir: dir, Result: res, Totals: totals, Windows: col.Windows()}
+	if rerr != nil {
+		return out, rerr
+	}
+	if cerr != nil {
+		return out, cerr
+	}
+	sum := Summary{
+		Target: prep.Target.Kind, Phase: string(set.Runner.Phase), Reason: res.Reason, Dropped: res.Dropped,
+		Threads: set.Runner.Threads, TargetOps: set.Runner.Target, WindowMs: float64(set.Window) / float64(time.Millisecond),
+		WarmupMs: float64(set.Runner.Warmup) / float64(time.Millisecond), Totals: report.TotalsOf(totals),
+	}
+	if err := rundir.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
+		return out, err
+	}
+	if derr != nil && !errors.Is(derr, context.Canceled) {
+		return out, derr
+	}
+	return out, nil
+}
+
+// Summary is summary.json of a load or run phase.
+type Summary struct {
+	Target    string        `json:"target"`
+	Phase     string        `json:"phase"`
+	Reason    string        `json:"end_reason"`
+	Dropped   int64         `json:"dropped_ops_count"` // open loop: due before the end, never started
+	Threads   int           `json:"threads"`
+	TargetOps float64       `json:"target_ops"`
+	WindowMs  float64       `json:"window_ms"`
+	WarmupMs  float64       `json:"warmup_ms"`
+	Totals    report.Totals `json:"totals"`
+}
+
+func statusLoop(ctx context.Context, col *measure.Collector, every time.Duration, w io.Writer) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var lastOK, lastErr int64
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			l := col.Live()
+			secs := now.Sub(last).Seconds()
+			rate := float64(l.OK-lastOK) / secs
+			fmt.Fprintf(w, "%s %6.0f sec: %d operations; %.1f current ops/sec; p99 %.0f us (last window); errors %d (+%d); behind schedule %d\n",
+				now.Format("2006-01-02 15:04:05"), l.Elapsed.Seconds(), l.OK+l.Errors, rate, l.LastP99Us, l.Errors, l.Errors-lastErr, l.Behind)
+			lastOK, lastErr, last = l.OK, l.Errors, now
+		}
+	}
+}
+
+func writeProperties(path string, p *properties.Properties) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing properties: %w", err)
+	}
+	if err := p.Write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing properties: %w", err)
+	}
+	return f.Close()
+}

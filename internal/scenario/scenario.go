@@ -1,0 +1,481 @@
+// Package scenario reads scenario files: YAML documents naming a target, a
+// workload, the load, a schedule of faults and the checks to run. It
+// applies `--set path=value` overrides, validates strictly (unknown fields
+// and bad values are errors naming the file, the field and what is
+// allowed) and resolves defaults, so that the resolved scenario saved in a
+// run directory states everything the run did.
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Scenario is one scenario file.
+type Scenario struct {
+	Name        string   `yaml:"name"`
+	Description string   `yaml:"description,omitempty"`
+	Target      Target   `yaml:"target"`
+	Workload    Workload `yaml:"workload"`
+	Load        Load     `yaml:"load"`
+	Schedule    Schedule `yaml:"schedule,omitempty"`
+	Checks      []string `yaml:"checks,omitempty"`
+	Analysis    Analysis `yaml:"analysis,omitempty"`
+}
+
+// Target says which database and how big a cluster.
+type Target struct {
+	Kind      string            `yaml:"kind"`
+	Nodes     int               `yaml:"nodes,omitempty"`
+	Replicas  *int              `yaml:"replicas,omitempty"`
+	Endpoints []string          `yaml:"endpoints,omitempty"` // an external cluster: not launched, faults impossible
+	Options   map[string]string `yaml:"options,omitempty"`   // launcher options (docs/targets-*.md)
+	Driver    map[string]string `yaml:"driver,omitempty"`    // driver properties (e.g. redis.wait: 1)
+	KeepData  bool              `yaml:"keep_data,omitempty"`
+}
+
+// Workload names a YCSB workload file and property overrides.
+type Workload struct {
+	YCSB       string            `yaml:"ycsb"`                 // a file in workloads/ (e.g. workloada) or a path
+	Properties map[string]string `yaml:"properties,omitempty"` // YCSB properties, win over the file
+}
+
+// Load says how hard and how long.
+type Load struct {
+	Threads     int      `yaml:"threads,omitempty"`
+	LoadThreads int      `yaml:"load_threads,omitempty"` // threads of the load (insert) phase
+	Rate        Rate     `yaml:"rate,omitempty"`
+	Warmup      Duration `yaml:"warmup,omitempty"`
+	Duration    Duration `yaml:"duration,omitempty"`
+	Window      Duration `yaml:"window,omitempty"`
+	OpTimeout   Duration `yaml:"op_timeout,omitempty"`
+	Calibration Duration `yaml:"calibration,omitempty"` // closed-loop run that measures capacity when rate is a percentage
+	SkipLoad    bool     `yaml:"skip_load,omitempty"`   // data is already there
+}
+
+// Schedule is the fault plan: either explicit steps, or the failover
+// shorthand of seed 004 (steady, fault, down, restore, after).
+type Schedule struct {
+	Steps    []Step    `yaml:"steps,omitempty"`
+	Failover *Failover `yaml:"failover,omitempty"`
+}
+
+// Failover is seed 004's test: steady load for Steady, Fault on Node, keep
+// it down for Down, restore it (Restore action), observe for After.
+type Failover struct {
+	Fault   string   `yaml:"fault"`   // kill (default), stop, pause
+	Node    string   `yaml:"node"`    // selector, default leader/primary per target
+	Restore string   `yaml:"restore"` // start (default for kill/stop), resume (for pause)
+	Steady  Duration `yaml:"steady"`
+	Down    Duration `yaml:"down"`
+	After   Duration `yaml:"after"`
+}
+
+// Step is one fault at a time relative to the start of the measured run.
+type Step struct {
+	At    Duration `yaml:"at"`
+	Fault string   `yaml:"fault"`
+	Node  string   `yaml:"node"`
+	As    string   `yaml:"as,omitempty"`
+	Label string   `yaml:"label,omitempty"`
+}
+
+// Analysis holds the metric parameters (docs/metrics.md).
+type Analysis struct {
+	DownFraction    float64  `yaml:"down_fraction,omitempty"`     // 0.10: a window below this fraction of the baseline counts as down
+	RecoverTol      float64  `yaml:"recover_tolerance,omitempty"` // 0.10
+	Hold            Duration `yaml:"hold,omitempty"`              // 5s
+	SteadyTolerance float64  `yaml:"steady_tolerance,omitempty"`  // 0.02
+	SteadySpan      Duration `yaml:"steady_span,omitempty"`       // 10s
+}
+
+// Duration is a time.Duration written as "30s" in YAML.
+type Duration time.Duration
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalYAML writes the Go duration syntax.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// UnmarshalYAML accepts "30s", "1m30s" or a bare number of seconds.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ParseDuration accepts Go syntax ("100ms", "2m") or a number of seconds.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f < 0 {
+			return 0, fmt.Errorf("duration %q is negative", s)
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (e.g. 100ms, 30s, 10m)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("duration %q is negative", s)
+	}
+	return d, nil
+}
+
+// Rate is a target throughput: absolute ops/s, a percentage of the
+// calibrated capacity, or "max" (closed loop).
+type Rate struct {
+	OpsPerSec float64 // > 0 absolute
+	Percent   float64 // > 0 relative to capacity
+	Max       bool    // closed loop, as fast as it goes
+}
+
+// String renders the rate as written in YAML.
+func (r Rate) String() string {
+	switch {
+	case r.Percent > 0:
+		return strconv.FormatFloat(r.Percent, 'f', -1, 64) + "%"
+	case r.OpsPerSec > 0:
+		return strconv.FormatFloat(r.OpsPerSec, 'f', -1, 64)
+	case r.Max:
+		return "max"
+	}
+	return ""
+}
+
+// IsZero reports an unset rate.
+func (r Rate) IsZero() bool { return r == Rate{} }
+
+// MarshalYAML writes "75%", "5000" or "max".
+func (r Rate) MarshalYAML() (any, error) { return r.String(), nil }
+
+// UnmarshalYAML reads "75%", "5000" or "max".
+func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseRate(n.Value)
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// ParseRate parses a rate.
+func ParseRate(s string) (Rate, error) {
+	s = strings.TrimSpace(s)
+	if s == "max" {
+		return Rate{Max: true}, nil
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || f <= 0 || f > 1000 {
+			return Rate{}, fmt.Errorf("rate %q: a percentage must be a number in (0, 1000]%%", s)
+		}
+		return Rate{Percent: f}, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		return Rate{}, fmt.Errorf("rate %q: allowed are ops/s (e.g. 5000), a percentage of capacity (e.g. 75%%) or max", s)
+	}
+	return Rate{OpsPerSec: f}, nil
+}
+
+// KnownChecks lists the check names a scenario may use.
+func KnownChecks() []string { return []string{"lost-writes"} }
+
+// Load reads a scenario file, applies sets (path=value) and validates.
+// Errors name the file and field.
+func LoadFile(path string, sets []string) (*Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	return Parse(b, path, sets)
+}
+
+// Parse decodes a scenario document; name is used in errors.
+func Parse(b []byte, name string, sets []string) (*Scenario, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if root.Kind == 0 {
+		root = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	for _, s := range sets {
+		path, value, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(path) == "" {
+			return nil, fmt.Errorf("--set %q: expected path=value (e.g. load.rate=100%%)", s)
+		}
+		if err := setPath(root.Content[0], strings.Split(strings.TrimSpace(path), "."), value); err != nil {
+			return nil, fmt.Errorf("--set %s: %w", path, err)
+		}
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	if err := enc.Encode(&root); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	dec := yaml.NewDecoder(&buf)
+	dec.KnownFields(true)
+	var sc Scenario
+	if err := dec.Decode(&sc); err != nil {
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if err := sc.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &sc, nil
+}
+
+// setPath sets a scalar at path inside a mapping node, creating mappings
+// on the way; a numeric element indexes a sequence.
+func setPath(n *yaml.Node, path []string, value string) error {
+	for i, key := range path {
+		last := i == len(path)-1
+		switch n.Kind {
+		case yaml.MappingNode:
+			var child *yaml.Node
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				if n.Content[j].Value == key {
+					child = n.Content[j+1]
+				}
+			}
+			if child == nil {
+				child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, child)
+			}
+			if last {
+				*child = yaml.Node{Kind: yaml.ScalarNode, Value: value}
+				return nil
+			}
+			n = child
+		case yaml.SequenceNode:
+			idx, err := strconv.Atoi(key)
+			if err != nil || idx < 0 || idx >= len(n.Content) {
+				return fmt.Errorf("%q is not an index of a %d-element list", key, len(n.Content))
+			}
+			if last {
+				*n.Content[idx] = yaml.Node{Kind: yaml.ScalarNode, Value: value}
+				return nil
+			}
+			n = n.Content[idx]
+		default:
+			return fmt.Errorf("%s is a single value, not a section", strings.Join(path[:i], "."))
+		}
+	}
+	return nil
+}
+
+// UnmarshalYAML lets `schedule:` be a list of steps or a mapping that is
+// either {steps: [...]} or the failover shorthand's fields directly.
+func (s *Schedule) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return n.Decode(&s.Steps)
+	case yaml.MappingNode:
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if k := n.Content[j].Value; k == "steps" || k == "failover" {
+				type plain Schedule
+				return n.Decode((*plain)(s))
+			}
+		}
+		var f Failover
+		if err := decodeStrict(n, &f); err != nil {
+			return err
+		}
+		s.Failover = &f
+		return nil
+	case yaml.ScalarNode:
+		if n.Value == "" || n.Tag == "!!null" {
+			return nil
+		}
+	}
+	return fmt.Errorf("line %d: schedule must be a list of steps or the failover fields (fault, node, steady, down, after)", n.Line)
+}
+
+// MarshalYAML writes the steps (the resolved form).
+func (s Schedule) MarshalYAML() (any, error) {
+	if s.Failover != nil && len(s.Steps) == 0 {
+		return s.Failover, nil
+	}
+	return s.Steps, nil
+}
+
+func decodeStrict(n *yaml.Node, v any) error {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return nil
+}
+
+// Validate checks fields without knowing the targets (the runner checks
+// the target kind, workload file and fault names against its registries).
+func (s *Scenario) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("field %s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if s.Name == "" {
+		bad("name", "required")
+	} else if strings.ContainsAny(s.Name, "/\\ ") {
+		bad("name", "%q must not contain spaces or slashes", s.Name)
+	}
+	if s.Target.Kind == "" {
+		bad("target.kind", "required (e.g. etcd, redis-cluster)")
+	}
+	if s.Target.Nodes < 0 || s.Target.Nodes > 64 {
+		bad("target.nodes", "%d: allowed 1..64", s.Target.Nodes)
+	}
+	if s.Target.Replicas != nil && *s.Target.Replicas < 0 {
+		bad("target.replicas", "must not be negative")
+	}
+	if s.Workload.YCSB == "" {
+		bad("workload.ycsb", "required: a file in workloads/ (e.g. workloada) or a path")
+	}
+	if s.Load.Threads < 0 || s.Load.LoadThreads < 0 {
+		bad("load.threads", "must not be negative")
+	}
+	if w := s.Load.Window.D(); w != 0 && (w < 10*time.Millisecond || w > time.Hour) {
+		bad("load.window", "%v: allowed 10ms..1h", w)
+	}
+	if s.Schedule.Failover != nil && len(s.Schedule.Steps) > 0 {
+		bad("schedule", "give either steps or the failover fields, not both")
+	}
+	if f := s.Schedule.Failover; f != nil {
+		if f.Steady.D() <= 0 || f.Down.D() <= 0 || f.After.D() < 0 {
+			bad("schedule", "failover needs steady > 0, down > 0 and after >= 0")
+		}
+	}
+	for i, st := range s.Schedule.Steps {
+		if st.Fault == "" {
+			bad(fmt.Sprintf("schedule[%d].fault", i), "required")
+		}
+		if st.Node == "" {
+			bad(fmt.Sprintf("schedule[%d].node", i), "required (a name like n1, leader, primary, replica, random, any:N, or an `as` name)")
+		}
+	}
+	known := map[string]bool{}
+	for _, c := range KnownChecks() {
+		known[c] = true
+	}
+	for i, c := range s.Checks {
+		if !known[c] {
+			bad(fmt.Sprintf("checks[%d]", i), "%q: allowed %s", c, strings.Join(KnownChecks(), ", "))
+		}
+	}
+	a := s.Analysis
+	if a.DownFraction < 0 || a.DownFraction >= 1 || a.RecoverTol < 0 || a.RecoverTol >= 1 || a.SteadyTolerance < 0 || a.SteadyTolerance >= 1 {
+		bad("analysis", "fractions must be in [0, 1)")
+	}
+	return errors.Join(errs...)
+}
+
+// Resolve fills defaults: threads, window, warm-up, calibration, the
+// failover shorthand expanded into steps, and the duration from the schedule.
+// defaultNode is the target's natural victim (leader, primary).
+func (s *Scenario) Resolve(defaultNode string) {
+	if s.Load.Threads == 0 {
+		s.Load.Threads = 16
+	}
+	if s.Load.LoadThreads == 0 {
+		s.Load.LoadThreads = s.Load.Threads
+	}
+	if s.Load.Rate.IsZero() {
+		s.Load.Rate = Rate{Max: true}
+	}
+	if s.Load.Window == 0 {
+		s.Load.Window = Duration(time.Second)
+	}
+	if s.Load.OpTimeout == 0 {
+		s.Load.OpTimeout = Duration(10 * time.Second)
+	}
+	if s.Load.Calibration == 0 {
+		s.Load.Calibration = Duration(15 * time.Second)
+	}
+	if f := s.Schedule.Failover; f != nil {
+		if f.Fault == "" {
+			f.Fault = "kill"
+		}
+		if f.Node == "" {
+			f.Node = defaultNode
+		}
+		if f.Restore == "" {
+			f.Restore = "start"
+			if f.Fault == "pause" {
+				f.Restore = "resume"
+			}
+		}
+		s.Schedule.Steps = []Step{
+			{At: f.Steady, Fault: f.Fault, Node: f.Node, As: "victim", Label: f.Fault + " " + f.Node},
+			{At: f.Steady + f.Down, Fault: f.Restore, Node: "victim", Label: f.Restore + " victim"},
+		}
+		if s.Load.Duration == 0 {
+			s.Load.Duration = f.Steady + f.Down + f.After
+		}
+		s.Schedule.Failover = nil
+	}
+	sort.SliceStable(s.Schedule.Steps, func(i, j int) bool { return s.Schedule.Steps[i].At < s.Schedule.Steps[j].At })
+	if s.Load.Duration == 0 {
+		end := Duration(60 * time.Second)
+		if n := len(s.Schedule.Steps); n > 0 && s.Schedule.Steps[n-1].At+Duration(30*time.Second) > end {
+			end = s.Schedule.Steps[n-1].At + Duration(30*time.Second)
+		}
+		s.Load.Duration = end
+	}
+	if s.Analysis.DownFraction == 0 {
+		s.Analysis.DownFraction = 0.10
+	}
+	if s.Analysis.RecoverTol == 0 {
+		s.Analysis.RecoverTol = 0.10
+	}
+	if s.Analysis.Hold == 0 {
+		s.Analysis.Hold = Duration(5 * time.Second)
+	}
+	if s.Analysis.SteadyTolerance == 0 {
+		s.Analysis.SteadyTolerance = 0.02
+	}
+	if s.Analysis.SteadySpan == 0 {
+		s.Analysis.SteadySpan = Duration(10 * time.Second)
+	}
+}
+
+// WorkloadPath finds the workload file: a path as given, else workloads/NAME
+// relative to the scenario file's directory's parent or the working directory.
+func (s *Scenario) WorkloadPath(scenarioFile string) (string, error) {
+	cands := []string{s.Workload.YCSB}
+	if !strings.ContainsRune(s.Workload.YCSB, filepath.Separator) {
+		base := filepath.Dir(filepath.Dir(scenarioFile))
+		cands = append(cands, filepath.Join("workloads", s.Workload.YCSB), filepath.Join(base, "workloads", s.Workload.YCSB))
+	} else if !filepath.IsAbs(s.Workload.YCSB) {
+		cands = append(cands, filepath.Join(filepath.Dir(scenarioFile), s.Workload.YCSB))
+	}
+	for _, c := range cands {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("field workload.ycsb: %q not found (looked in %s)", s.Workload.YCSB, strings.Join(cands, ", "))
+}
+
+// Marshal renders the scenario as YAML.
+func (s *Scenario) Marshal() ([]byte, error) { return yaml.Marshal(s) }

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# setup.sh — install what faultbench's targets and tools need, idempotently.
+#
+#   scripts/setup.sh                      everything: redis, staticcheck
+#   scripts/setup.sh --only redis         redis-server and redis-cli (Debian's redis-server, redis-tools)
+#   scripts/setup.sh --only staticcheck   staticcheck into $(go env GOPATH)/bin
+#   scripts/setup.sh --only chromium      Debian's chromium (for rendering plots)
+#
+# Installs only what is missing (apt-get update first, and only then), runs
+# as root or through sudo, and prints nothing when all went well. A system
+# redis service that the package starts (config /etc/redis/redis.conf,
+# port 6379) is stopped: faultbench starts its own redis-server processes.
+set -euo pipefail
+
+STATICCHECK_VERSION=v0.8.2
+REDIS_MIN_MAJOR=7 # the launchers use --cluster-port and CLUSTER ADDSLOTSRANGE (Redis 7.0)
+
+log=$(mktemp -t faultbench-setup.XXXXXX)
+trap 'rm -f "$log"' EXIT
+
+die() {
+	echo "setup.sh: $*" >&2
+	if [ -s "$log" ]; then
+		echo "---- output of the failed step ----" >&2
+		tail -n 40 "$log" >&2
+	fi
+	exit 1
+}
+
+usage() {
+	sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+# as_root runs a command as root: directly, or through sudo.
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO=(sudo)
+	fi
+fi
+as_root() {
+	if [ "$(id -u)" -ne 0 ] && [ ${#SUDO[@]} -eq 0 ]; then
+		die "need root to run '$*' (not root and no sudo): run setup.sh as root"
+	fi
+	${SUDO[@]+"${SUDO[@]}"} "$@"
+}
+
+apt_updated=0
+apt_install() {
+	command -v apt-get >/dev/null 2>&1 ||
+		die "apt-get not found: install $* with your system's package manager"
+	if [ "$apt_updated" -eq 0 ]; then
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$log" 2>&1 ||
+			die "apt-get update failed"
+		apt_updated=1
+	fi
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >>"$log" 2>&1 ||
+		die "apt-get install $* failed"
+}
+
+# info_field FIELD reads "FIELD:value" from the INFO text on stdin.
+info_field() {
+	tr -d '\r' | sed -n "s/^$1://p"
+}
+
+# stop_system_redis stops a redis-server on 127.0.0.1:6379 that runs with
+# Debian's /etc/redis/redis.conf (the service the package starts); any other
+# server on that port is left alone.
+stop_system_redis() {
+	local info cfg pid i
+	info=$(timeout 5 redis-cli -h 127.0.0.1 -p 6379 INFO server 2>/dev/null) || return 0
+	cfg=$(printf '%s\n' "$info" | info_field config_file)
+	pid=$(printf '%s\n' "$info" | info_field process_id)
+	[ "$cfg" = /etc/redis/redis.conf ] || return 0
+	[[ "$pid" =~ ^[0-9]+$ ]] || return 0
+	if command -v service >/dev/null 2>&1; then
+		as_root service redis-server stop >>"$log" 2>&1 || true
+	fi
+	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+		as_root systemctl disable --now redis-server >>"$log" 2>&1 || true
+	fi
+	for i in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		if [ "$i" -eq 20 ]; then
+			as_root kill "$pid" >>"$log" 2>&1 || true
+		fi
+		sleep 0.1
+	done
+	die "could not stop the system redis-server (pid $pid, /etc/redis/redis.conf) on port 6379"
+}
+
+setup_redis() {
+	if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+		apt_install redis-server redis-tools
+		command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after installing it"
+	fi
+	local version major
+	version=$(redis-server --version 2>&1 | sed -n 's/.* v=\([0-9][0-9.]*\).*/\1/p')
+	major=${version%%.*}
+	if ! [[ "$major" =~ ^[0-9]+$ ]] || [ "$major" -lt "$REDIS_MIN_MAJOR" ]; then
+		die "redis-server ${version:-of unknown version} is too old: faultbench needs Redis >= ${REDIS_MIN_MAJOR}.0 (Debian 12 or later ships it)"
+	fi
+	stop_system_redis
+}
+
+setup_staticcheck() {
+	command -v go >/dev/null 2>&1 || die "go not found on PATH: install Go first"
+	local gopath
+	gopath=$(go env GOPATH)
+	[ -n "$gopath" ] || die "go env GOPATH is empty"
+	if [ ! -x "$gopath/bin/staticcheck" ]; then
+		go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" >>"$log" 2>&1 ||
+			die "go install staticcheck@$STATICCHECK_VERSION failed"
+	fi
+}
+
+setup_chromium() {
+	if ! command -v chromium >/dev/null 2>&1; then
+		apt_install chromium
+		command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after installing it"
+	fi
+}
+
+only=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--only)
+		[ $# -ge 2 ] || die "--only needs one of: redis, staticcheck, chromium"
+		only=$2
+		shift 2
+		;;
+	--only=*)
+		only=${1#--only=}
+		shift
+		;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*)
+		die "unknown argument '$1' (see --help)"
+		;;
+	esac
+done
+
+case "$only" in
+"")
+	setup_redis
+	setup_staticcheck
+	;;
+redis) setup_redis ;;
+staticcheck) setup_staticcheck ;;
+chromium) setup_chromium ;;
+*) die "--only $only: want redis, staticcheck or chromium" ;;
+esac

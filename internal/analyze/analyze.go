@@ -44,6 +44,12 @@ type Params struct {
 	// SteadySpan is the sliding span over which SteadyTol is checked.
 	// Default 10s.
 	SteadySpan time.Duration
+	// BandSmooth is the width of the centred moving average applied to the
+	// throughput before recovery and stabilisation are judged against their
+	// ±RecoverTol band (a 100 ms window holds too few operations for a
+	// ±10 % band on its own); 0 judges raw windows. Downtime and gaps always
+	// use raw windows.
+	BandSmooth time.Duration
 	// Smooth is the width of the centred moving average applied to window
 	// throughput before steady-state detection only (short windows are
 	// noisy); 0 or anything below two windows means none. Default 1s.
@@ -64,7 +70,7 @@ type Params struct {
 // DESIGN.md.
 func DefaultParams() Params {
 	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, SteadyTol: 0.02,
-		SteadySpan: 10 * time.Second, Smooth: time.Second, LatencyFactor: 2, LatencyOp: measure.AllOps,
+		SteadySpan: 10 * time.Second, Smooth: time.Second, BandSmooth: time.Second, LatencyFactor: 2, LatencyOp: measure.AllOps,
 		FinalFrac: 0.20}
 }
 
@@ -87,6 +93,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("analyze: Hold must be positive, got %v", p.Hold)
 	case p.SteadySpan <= 0:
 		return fmt.Errorf("analyze: SteadySpan must be positive, got %v", p.SteadySpan)
+	case p.BandSmooth < 0:
+		return fmt.Errorf("analyze: BandSmooth must not be negative, got %v", p.BandSmooth)
 	case p.Smooth < 0:
 		return fmt.Errorf("analyze: Smooth must not be negative, got %v", p.Smooth)
 	case !(p.LatencyFactor >= 1) || math.IsInf(p.LatencyFactor, 0):
@@ -480,7 +488,17 @@ func (a *analyzer) settle(idx []int, from time.Duration, what string, last bool)
 		return -1, level, 0, joinNote(note, what+": no positive throughput level to reach")
 	}
 	tol := a.p.RecoverTol*level + relEps*level
-	k, found := a.holdFrom(idx, func(i int) bool { return math.Abs(tp(a.s, i)-level) <= tol }, a.p.Hold)
+	// Judge the band on throughput smoothed over Params.Smooth (centred,
+	// within the span): a 100 ms window holds too few operations for a
+	// ±10 % band to mean anything; downtime keeps the raw windows.
+	raw := make([]float64, len(idx))
+	pos := make(map[int]int, len(idx))
+	for j, i := range idx {
+		raw[j] = tp(a.s, i)
+		pos[i] = j
+	}
+	sm := Smooth(raw, a.window, a.p.BandSmooth)
+	k, found := a.holdFrom(idx, func(i int) bool { return math.Abs(sm[pos[i]]-level) <= tol }, a.p.Hold)
 	if !found {
 		end := "the next action"
 		if last {

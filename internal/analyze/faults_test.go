@@ -139,7 +139,7 @@ func TestRestoreOnlyMetrics(t *testing.T) {
 		}
 		return p
 	})
-	r := mustAnalyze(t, rows, []event.Event{ev(30*sec, event.FaultRestore, "n4", "start", "")}, DefaultParams())
+	r := mustAnalyze(t, rows, []event.Event{ev(30*sec, event.FaultRestore, "n4", "start", "")}, exactParams())
 	m := r.Faults[0]
 	eq(t, "DowntimeMs", m.DowntimeMs, -1)
 	eq(t, "RecoveryMs", m.RecoveryMs, -1)

@@ -114,7 +114,7 @@ func TestNoisyBaselineNeedsSmoothing(t *testing.T) {
 		steady bool
 	}{{"smoothed", sec, true}, {"raw", 0, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := DefaultParams()
+			p := exactParams()
 			p.Smooth = tc.smooth
 			r := mustAnalyze(t, rows, nil, p)
 			if r.BaselineSteady != tc.steady {

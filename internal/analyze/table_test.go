@@ -7,9 +7,9 @@ import (
 )
 
 func TestResultsTable(t *testing.T) {
-	rep := mustAnalyze(t, gen(100*time.Millisecond, 90*sec, 10*sec, failover), killStart(30*sec, 60*sec), DefaultParams())
+	rep := mustAnalyze(t, gen(100*time.Millisecond, 90*sec, 10*sec, failover), killStart(30*sec, 60*sec), exactParams())
 	stayDown := func(t time.Duration) point { return failover(min(t, 59*sec)) }
-	noRestore := mustAnalyze(t, gen(100*time.Millisecond, 90*sec, 10*sec, stayDown), killStart(30*sec, -1), DefaultParams())
+	noRestore := mustAnalyze(t, gen(100*time.Millisecond, 90*sec, 10*sec, stayDown), killStart(30*sec, -1), exactParams())
 	out := ResultsTable([]string{"etcd-75%", ""}, []*Report{rep, noRestore, nil})
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	cells := func(label string) []string {

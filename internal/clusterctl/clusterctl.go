@@ -41,7 +41,7 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 		return nil, err
 	}
 	if t.Launcher == nil {
-		return nil, fmt.Errorf("faultbench cannot start %s clusters; point the driver at yours with -p %s=...", kind, t.EndpointKey)
+		return nil, fmt.Errorf("faultbench cannot start %s clusters; point the driver at yours with -p %s=HOST:PORT", kind, t.EndpointKey)
 	}
 	if spec.Name == "" {
 		spec.Name = kind

@@ -201,14 +201,14 @@ func Prepare(ctx context.Context, kind string, phase runner.Phase, p *properties
 		}
 		t.Connect(p, c)
 	}
+	// the driver validates its own prefixed properties; the rest must be known by now
+	p.DeclarePrefix(t.PropertyPrefix)
+	if unknown := p.Unknown(); len(unknown) > 0 {
+		return nil, fmt.Errorf("unknown properties: %s\n(see docs/workloads.md for the workload's and docs/targets-%s.md for the driver's)", strings.Join(unknown, ", "), strings.TrimSuffix(kind, "-cluster"))
+	}
 	d, err := t.Driver(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("%s driver: %w", kind, err)
-	}
-	// the driver has declared its properties now
-	if unknown := p.Unknown(); len(unknown) > 0 {
-		d.Close()
-		return nil, fmt.Errorf("unknown properties: %s\n(see docs/workloads.md for the workload's and docs/targets-%s.md for the driver's)", strings.Join(unknown, ", "), strings.TrimSuffix(kind, "-cluster"))
 	}
 	out.Driver = d
 	return out, nil

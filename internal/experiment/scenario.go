@@ -36,8 +36,12 @@ type ScenarioSpec struct {
 	StateDir     string
 	Out, Err     io.Writer
 	Status       bool // a status line every 10 s (or the scenario's status interval)
-	Version      string
-	Commit       string
+	// Beside, if set, runs alongside the measured run with the run's t=0 and
+	// the driver properties pointing at the cluster (e.g. an independent
+	// probe); it must return when ctx ends.
+	Beside  func(ctx context.Context, start time.Time, p *properties.Properties)
+	Version string
+	Commit  string
 }
 
 // ScenarioSummary is summary.json of a scenario run.
@@ -240,13 +244,25 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 		hooks.Tracker = tracker
 	}
 	var schedErr error
+	if s.Beside != nil {
+		hooks.During = func(rctx context.Context, start time.Time) error {
+			s.Beside(rctx, start, p.Clone())
+			return nil
+		}
+	}
 	if ft != nil {
+		beside := hooks.During
 		warm := sc.Load.Warmup.D()
 		hooks.During = func(rctx context.Context, start time.Time) error {
 			wctx, stopWatch := context.WithCancel(rctx)
 			watchDone := make(chan struct{})
 			go func() { fault.Watch(wctx, ft, 200*time.Millisecond); close(watchDone) }()
 			defer func() { stopWatch(); <-watchDone }()
+			if beside != nil {
+				besideDone := make(chan struct{})
+				go func() { _ = beside(rctx, start); close(besideDone) }()
+				defer func() { <-besideDone }()
+			}
 			if len(steps) == 0 {
 				<-rctx.Done()
 				return nil

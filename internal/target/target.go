@@ -30,6 +30,9 @@ type Target struct {
 	Connect func(p *properties.Properties, c *launcher.Cluster)
 	// EndpointKey is the property that names the database's address(es).
 	EndpointKey string
+	// PropertyPrefix starts every driver property (e.g. "etcd."); the driver
+	// validates the keys under it.
+	PropertyPrefix string
 	// DefaultNodes and DefaultReplicas size a cluster when the user says nothing.
 	DefaultNodes, DefaultReplicas int
 	// FaultTolerance returns the fault-tolerance index K of a cluster of this
@@ -52,6 +55,7 @@ func Builtin() *Registry {
 		Driver:          etcddriver.New,
 		Launcher:        etcdlauncher.Launcher{},
 		EndpointKey:     "etcd.endpoints",
+		PropertyPrefix:  "etcd.",
 		DefaultNodes:    3,
 		FaultTolerance:  func(n, _ int) int { return (n - 1) / 2 },
 		Connect:         connectList("etcd.endpoints"),
@@ -63,6 +67,7 @@ func Builtin() *Registry {
 		Driver:         redisdriver.New,
 		Launcher:       redislauncher.ClusterLauncher{},
 		EndpointKey:    "redis.addr",
+		PropertyPrefix: "redis.",
 		DefaultNodes:   3,
 		FaultTolerance: func(_, r int) int { return r },
 		Connect:        connectList("redis.addr"),
@@ -76,6 +81,7 @@ func Builtin() *Registry {
 		Driver:         redisdriver.New,
 		Launcher:       redislauncher.StandaloneLauncher{},
 		EndpointKey:    "redis.addr",
+		PropertyPrefix: "redis.",
 		DefaultNodes:   1,
 		FaultTolerance: func(_, r int) int { return r },
 		Connect:        connectList("redis.addr"),

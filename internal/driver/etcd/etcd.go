@@ -86,10 +86,24 @@ func New(ctx context.Context, p *properties.Properties) (driver.Driver, error) {
 	return NewDriver(ctx, p)
 }
 
+// PropertyNames returns the driver's property keys.
+func PropertyNames() []string {
+	return []string{PropEndpoints, PropDialTimeout, PropSerializable, PropUpdate, PropPrefix, PropClients, PropMaxRetries, PropFailFast, PropKeepalive}
+}
+
 // NewDriver is New returning the concrete type, for callers that want its
 // optional abilities without a type assertion.
 func NewDriver(ctx context.Context, p *properties.Properties) (*Driver, error) {
 	p.DeclarePrefix("etcd.")
+	known := map[string]bool{}
+	for _, k := range PropertyNames() {
+		known[k] = true
+	}
+	for _, k := range p.Keys() {
+		if strings.HasPrefix(k, "etcd.") && !known[k] {
+			return nil, p.Error(k, "unknown etcd driver property (known: %s; launcher options such as etcd.election-timeout go to `cluster up -o` or a scenario's target.options)", strings.Join(PropertyNames(), ", "))
+		}
+	}
 	raw := p.String(PropEndpoints, "")
 	var eps []string
 	for _, e := range strings.Split(raw, ",") {

@@ -1,0 +1,189 @@
+package experiment_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	etcddriver "github.com/faultbench/faultbench/internal/driver/etcd"
+	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/experiment"
+	"github.com/faultbench/faultbench/internal/launcher"
+	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
+	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/scenario"
+	"github.com/faultbench/faultbench/workloads"
+)
+
+// TestMain lets the test binary serve as the faultbench binary the etcd
+// launcher spawns (`<self> node etcd ...`).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "node" && os.Args[2] == "etcd" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := etcdlauncher.RunNode(ctx, os.Args[3:])
+		stop()
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// probe writes its own key every 10 ms through its own client and keeps
+// the completion time of every success: an independent witness of gaps.
+type probe struct {
+	mu   sync.Mutex
+	oks    []time.Time
+	errs   int
+	errLog []string
+}
+
+func (pr *probe) run(t *testing.T) func(ctx context.Context, start time.Time, p *properties.Properties) {
+	return func(ctx context.Context, start time.Time, p *properties.Properties) {
+		d, err := etcddriver.New(ctx, p)
+		if err != nil {
+			t.Errorf("probe driver: %v", err)
+			return
+		}
+		var wg sync.WaitGroup
+		defer func() { wg.Wait(); d.Close() }()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		val := map[string][]byte{"v": []byte("probe")}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			// one write every 10 ms whether or not the last one finished,
+			// so that one stuck request does not blind the probe
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				err := d.Insert(octx, "probe", "probe-key", val)
+				cancel()
+				pr.mu.Lock()
+				if err == nil {
+					pr.oks = append(pr.oks, time.Now())
+				} else if ctx.Err() == nil {
+					pr.errs++
+					pr.errLog = append(pr.errLog, time.Now().Format("15:04:05.000")+" "+err.Error())
+				}
+				pr.mu.Unlock()
+			}()
+		}
+	}
+}
+
+// longestGap returns the longest interval between consecutive successes
+// that overlaps [from, to].
+func (pr *probe) longestGap(from, to time.Time) time.Duration {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	sort.Slice(pr.oks, func(i, j int) bool { return pr.oks[i].Before(pr.oks[j]) })
+	var best time.Duration
+	for i := 1; i < len(pr.oks); i++ {
+		a, b := pr.oks[i-1], pr.oks[i]
+		if b.Before(from) || a.After(to) {
+			continue
+		}
+		if g := b.Sub(a); g > best {
+			best = g
+		}
+	}
+	return best
+}
+
+const leaderKill = `
+name: test-etcd-leader-kill
+target: {kind: etcd, nodes: 3, options: {etcd.election-timeout: 1000ms, etcd.heartbeat-interval: 100ms}}
+workload: {ycsb: workloada, properties: {recordcount: "1000", requestdistribution: zipfian}}
+load: {threads: 8, rate: 400, warmup: 2s, window: 100ms}
+schedule: {fault: kill, node: leader, steady: 8s, down: 14s, after: 4s}
+checks: [lost-writes]
+`
+
+// TestEtcdLeaderKill is the failover issue's bar on real etcd: a leader
+// kill gives downtime above 0 and below 10 s, recovery is reported, no
+// acknowledged write is lost, and an independent probe's longest gap
+// agrees with faultbench's within 200 ms.
+func TestEtcdLeaderKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real etcd cluster for ~40 s")
+	}
+	sc, err := scenario.Parse([]byte(leaderKill), "test.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := &probe{}
+	var out, errb bytes.Buffer
+	state := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
+		Scenario: sc, File: "test.yaml", OpenWorkload: workloads.Open, RunsDir: t.TempDir(), StateDir: state,
+		Out: &out, Err: &errb, Beside: pr.run(t),
+	})
+	if err != nil {
+		t.Fatalf("scenario: %v\n%s\n%s", err, out.String(), errb.String())
+	}
+	sum := res.Summary
+	t.Logf("\n%s", out.String())
+	if sum.LostWrites == nil || !sum.LostWrites.OK() || sum.LostWrites.AckedWrites == 0 {
+		t.Errorf("lost-write check: %+v", sum.LostWrites)
+	}
+	if sum.Analysis == nil || len(sum.Analysis.Faults) == 0 {
+		t.Fatalf("no fault analysed: %+v", sum.Analysis)
+	}
+	f := sum.Analysis.Faults[0]
+	if f.DowntimeMs <= 0 || f.DowntimeMs >= 10000 {
+		t.Errorf("downtime %.0f ms, want in (0, 10 s)", f.DowntimeMs)
+	}
+	if f.RecoveryMs < 0 {
+		t.Errorf("recovery not reported: %+v", f)
+	}
+	evs, err := event.ReadFile(filepath.Join(res.Dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inject time.Time
+	leaderChanged := false
+	for _, e := range evs {
+		if e.Kind == event.FaultInject && inject.IsZero() {
+			inject = e.Wall
+		}
+		if e.Kind == event.LeaderChange {
+			leaderChanged = true
+		}
+	}
+	if inject.IsZero() || !leaderChanged {
+		t.Fatalf("events lack the kill or the leader change: %v", evs)
+	}
+	probeGap := pr.longestGap(inject.Add(-time.Second), inject.Add(10*time.Second))
+	fbGap := time.Duration(f.LongestGapMs * float64(time.Millisecond))
+	t.Logf("longest gap: faultbench %v, probe %v (probe errors %d: %v); kill at %s; downtime %.0f ms, recovery %.0f ms", fbGap, probeGap, pr.errs, pr.errLog, inject.Format("15:04:05.000"), f.DowntimeMs, f.RecoveryMs)
+	if d := fbGap - probeGap; d > 200*time.Millisecond || d < -200*time.Millisecond {
+		t.Errorf("faultbench's longest gap %v and the probe's %v differ by more than 200 ms", fbGap, probeGap)
+	}
+	// nothing left behind
+	if cs, _ := (launcher.StateStore{Dir: state}).List(); len(cs) != 0 {
+		t.Errorf("state files left: %v", cs)
+	}
+	for _, want := range []string{"downtime", "lost-writes check: PASS", "[OVERALL], Throughput"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("terminal summary lacks %q", want)
+		}
+	}
+}

@@ -93,10 +93,8 @@ func (a *app) warnLeftovers(stateDir string) {
 		return
 	}
 	for _, c := range clusterctl.New(stateDir, env).Leftovers() {
-		if len(c.RunningNodes()) > 0 {
-			fmt.Fprintf(a.stderr, "warning: cluster %s left by a crashed faultbench (pid %d) still has %d processes; run `faultbench cleanup`\n",
-				c.Name, c.OwnerPID, len(c.RunningNodes()))
-		}
+		fmt.Fprintf(a.stderr, "warning: cluster %s was left by a faultbench that died (pid %d): %d processes still run, data in %s; `faultbench cleanup` removes it\n",
+			c.Name, c.OwnerPID, len(c.RunningNodes()), c.Dir)
 	}
 }
 

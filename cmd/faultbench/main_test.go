@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,5 +205,67 @@ func TestClusterLoadRun(t *testing.T) {
 	}
 	if _, err := os.Stat(st.Dir); !os.IsNotExist(err) {
 		t.Errorf("cluster dir %s still exists after down", st.Dir)
+	}
+}
+
+// TestCrashCleanup kills faultbench itself with SIGKILL in the middle of a
+// scenario, then checks that the next start warns about the leftover and
+// that `faultbench cleanup` leaves no database process and no data behind.
+func TestCrashCleanup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real etcd cluster")
+	}
+	c := newCLI(t)
+	cmd := exec.Command(c.bin, "scenario", "demo", "--set", "load.rate=200", "--set", "schedule.steady=60s",
+		"--set", "workload.properties.recordcount=200", "--set", "load.threads=4")
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), "FAULTBENCH_STATE_DIR="+c.state)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	store := launcher.StateStore{Dir: c.state}
+	var st *launcher.Cluster
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(errb.String(), "running demo") {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if cs, _ := store.List(); len(cs) == 1 {
+		st = cs[0]
+	}
+	if st == nil || len(st.RunningNodes()) != 3 {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("no running cluster recorded while the scenario runs: %+v\n%s", st, errb.String())
+	}
+	time.Sleep(time.Second)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	_, errs, _ := c.run(30*time.Second, "run", "etcd", "-p", "recordcount=10", "-p", "operationcount=1", "-p", "etcd.endpoints=127.0.0.1:1")
+	if !strings.Contains(errs, "faultbench cleanup") {
+		t.Errorf("no leftover warning at the next start:\n%s", errs)
+	}
+	out, errs, code := c.run(time.Minute, "cleanup")
+	if code != 0 || !strings.Contains(out, "removed "+st.Name) {
+		t.Fatalf("cleanup: %d\n%s\n%s", code, out, errs)
+	}
+	for _, n := range st.Nodes {
+		if launcher.Alive(n.PID) {
+			t.Errorf("node %s (pid %d) still running after cleanup", n.Name, n.PID)
+		}
+		if _, err := os.Stat(n.DataDir); !os.IsNotExist(err) {
+			t.Errorf("data dir %s still there after cleanup", n.DataDir)
+		}
+	}
+	if cs, _ := store.List(); len(cs) != 0 {
+		t.Errorf("state files left after cleanup: %v", cs)
+	}
+	out, _, _ = c.run(time.Minute, "cleanup")
+	if !strings.Contains(out, "nothing to clean up") {
+		t.Errorf("second cleanup: %s", out)
 	}
 }

@@ -3,7 +3,9 @@ package experiment_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"sort"
@@ -13,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	etcddriver "github.com/faultbench/faultbench/internal/driver/etcd"
+	redisdriver "github.com/faultbench/faultbench/internal/driver/redis"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
@@ -36,13 +41,14 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	goredis.SetLogger(redisdriver.LogWriter{W: io.Discard})
 	os.Exit(m.Run())
 }
 
 // probe writes its own key every 10 ms through its own client and keeps
 // the completion time of every success: an independent witness of gaps.
 type probe struct {
-	mu   sync.Mutex
+	mu     sync.Mutex
 	oks    []time.Time
 	errs   int
 	errLog []string
@@ -186,4 +192,64 @@ func TestEtcdLeaderKill(t *testing.T) {
 			t.Errorf("terminal summary lacks %q", want)
 		}
 	}
+}
+
+const masterKill = `
+name: test-redis-master-kill
+target: {kind: redis-cluster, nodes: 3, replicas: 1, options: {redis.cluster-node-timeout: "1000"}}
+workload: {ycsb: workloada, properties: {recordcount: "1000"}}
+load: {threads: 8, rate: 400, warmup: 2s, window: 100ms}
+schedule: {fault: kill, node: primary, steady: 6s, down: 10s, after: 4s}
+checks: [lost-writes]
+`
+
+// TestRedisClusterMasterKill: a Redis Cluster master kill gives a replica
+// promotion observed as an event and a failover time in the summary.
+func TestRedisClusterMasterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real Redis Cluster for ~30 s")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed (make test installs it via scripts/setup.sh)")
+	}
+	sc, err := scenario.Parse([]byte(masterKill), "test.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
+		Scenario: sc, File: "test.yaml", OpenWorkload: workloads.Open, RunsDir: t.TempDir(), StateDir: t.TempDir(),
+		Out: &out, Err: &errb,
+	})
+	if err != nil {
+		t.Fatalf("scenario: %v\n%s\n%s", err, out.String(), errb.String())
+	}
+	t.Logf("\n%s", out.String())
+	evs, err := event.ReadFile(filepath.Join(res.Dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	promoted := ""
+	for _, e := range evs {
+		if e.Kind == event.RoleChange && strings.Contains(e.Detail, "replica -> primary") {
+			promoted = e.Node + " " + e.Detail
+		}
+	}
+	if promoted == "" {
+		t.Errorf("no replica promotion among the events:\n%s", errb.String())
+	}
+	sum := res.Summary
+	if sum.Analysis == nil || len(sum.Analysis.Faults) == 0 {
+		t.Fatalf("no fault analysed")
+	}
+	f := sum.Analysis.Faults[0]
+	if f.FailoverMs <= 0 || f.FailoverMs > 15000 {
+		t.Errorf("failover time %.0f ms, want a positive figure under 15 s", f.FailoverMs)
+	}
+	if sum.LostWrites == nil || sum.LostWrites.KeysChecked == 0 {
+		t.Errorf("lost-write check did not run: %+v", sum.LostWrites)
+	}
+	t.Logf("promotion: %s; failover %.0f ms, downtime %.0f ms; lost writes: %s", promoted, f.FailoverMs, f.DowntimeMs, sum.LostWrites)
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -220,8 +221,8 @@ func TestCrashCleanup(t *testing.T) {
 		"--set", "workload.properties.recordcount=200", "--set", "load.threads=4")
 	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(), "FAULTBENCH_STATE_DIR="+c.state)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
+	errb := &syncBuffer{}
+	cmd.Stderr = errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -268,4 +269,23 @@ func TestCrashCleanup(t *testing.T) {
 	if !strings.Contains(out, "nothing to clean up") {
 		t.Errorf("second cleanup: %s", out)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe to write from a process's output copier
+// while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -56,6 +56,7 @@ type Log struct {
 	f      *os.File
 	events []Event
 	echo   func(Event)
+	echoMu sync.Mutex // serialises echo calls, so the function need not be concurrency-safe
 }
 
 // Create opens path for writing (truncating it) with t=0 at start.
@@ -81,8 +82,8 @@ func (l *Log) SetStart(t time.Time) {
 	l.mu.Unlock()
 }
 
-// OnEvent sets a function called (outside the log's lock) for every event,
-// e.g. to print fault lines on the terminal.
+// OnEvent sets a function called for every event, e.g. to print fault
+// lines on the terminal. Calls are serialised, never concurrent.
 func (l *Log) OnEvent(f func(Event)) {
 	l.mu.Lock()
 	l.echo = f
@@ -116,7 +117,9 @@ func (l *Log) Add(e Event) Event {
 	echo := l.echo
 	l.mu.Unlock()
 	if echo != nil {
+		l.echoMu.Lock()
 		echo(e)
+		l.echoMu.Unlock()
 	}
 	return e
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/driver"
@@ -335,6 +336,7 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 		Target: prep.Target.Kind, Phase: string(set.Runner.Phase), Reason: res.Reason, Dropped: res.Dropped,
 		Threads: set.Runner.Threads, TargetOps: set.Runner.Target, WindowMs: float64(set.Window) / float64(time.Millisecond),
 		WarmupMs: float64(set.Runner.Warmup) / float64(time.Millisecond), Totals: report.TotalsOf(totals),
+		PeakRSSBytes: PeakRSS(),
 	}
 	if err := rundir.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
 		return out, err
@@ -356,6 +358,17 @@ type Summary struct {
 	WindowMs  float64       `json:"window_ms"`
 	WarmupMs  float64       `json:"warmup_ms"`
 	Totals    report.Totals `json:"totals"`
+	// PeakRSSBytes is faultbench's own peak resident memory so far.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+}
+
+// PeakRSS returns this process's peak resident set size in bytes.
+func PeakRSS() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024
 }
 
 func statusLoop(ctx context.Context, col *measure.Collector, every time.Duration, w io.Writer) {

@@ -65,6 +65,8 @@ type ScenarioSummary struct {
 	Faults      []fault.Step     `json:"-"`
 	Checks      map[string]bool  `json:"checks_passed,omitempty"`
 	Calibration *CalibrationInfo `json:"calibration,omitempty"`
+	// PeakRSSBytes is faultbench's own peak resident memory.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 }
 
 // CalibrationInfo records the closed-loop capacity run.
@@ -325,6 +327,7 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 		sum.Errors = append(sum.Errors, "analysis: "+aerr.Error())
 	}
 	sum.Analysis = rep
+	sum.PeakRSSBytes = PeakRSS()
 	if err := rundir.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
 		return out, err
 	}

@@ -36,11 +36,16 @@ type Env struct {
 	once     sync.Once
 }
 
-// NewEnv returns an Env for this process with loopback addresses.
+// NewEnv returns an Env for this process with loopback addresses. Nodes the
+// faultbench binary runs itself are started from $FAULTBENCH_SELF when set
+// (tests point it at a normally built binary), else from this executable.
 func NewEnv() (*Env, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("locating the faultbench executable: %w", err)
+	self := os.Getenv("FAULTBENCH_SELF")
+	if self == "" {
+		var err error
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("locating the faultbench executable: %w", err)
+		}
 	}
 	return &Env{Self: self, Addrs: LoopbackAddresser{}, waiting: map[int]chan struct{}{}}, nil
 }

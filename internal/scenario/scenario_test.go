@@ -1,0 +1,140 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const base = `
+name: t
+target: {kind: etcd, nodes: 3}
+workload: {ycsb: workloada, properties: {recordcount: "100"}}
+load: {threads: 4, rate: 75%, warmup: 5s, window: 100ms}
+schedule: {fault: kill, node: leader, steady: 30s, down: 30s, after: 60s}
+checks: [lost-writes]
+`
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		sets []string
+		want string // in the error
+	}{
+		{"unknown field", base + "colour: blue\n", nil, "colour"},
+		{"unknown nested field", strings.Replace(base, "nodes: 3", "nodes: 3, nodez: 4", 1), nil, "nodez"},
+		{"bad rate", base, []string{"load.rate=fast"}, "allowed are ops/s"},
+		{"bad percentage", base, []string{"load.rate=0%"}, "percentage"},
+		{"bad duration", base, []string{"schedule.down=soon"}, "not a duration"},
+		{"window too small", base, []string{"load.window=1ms"}, "load.window"},
+		{"unknown check", base, []string{"checks.0=linearizable"}, `allowed lost-writes`},
+		{"missing kind", strings.Replace(base, "kind: etcd, ", "", 1), nil, "target.kind"},
+		{"missing name", strings.Replace(base, "name: t", "", 1), nil, "field name"},
+		{"step without node", strings.Replace(base, "schedule: {fault: kill, node: leader, steady: 30s, down: 30s, after: 60s}", "schedule: [{at: 1s, fault: kill}]", 1), nil, "schedule[0].node"},
+		{"set without =", base, []string{"load.rate"}, "expected path=value"},
+		{"set into a scalar", base, []string{"name.x=1"}, "single value"},
+		{"set bad index", base, []string{"checks.5=lost-writes"}, "not an index"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc), "file.yaml", tc.sets)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "file.yaml") && !strings.Contains(err.Error(), "--set") {
+				t.Fatalf("error %q lacks %q or the file name", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSetAndResolve(t *testing.T) {
+	sc, err := Parse([]byte(base), "file.yaml", []string{"load.rate=100%", "schedule.down=60s", "target.nodes=5", "workload.properties.fieldcount=3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Load.Rate.Percent != 100 || sc.Target.Nodes != 5 || sc.Workload.Properties["fieldcount"] != "3" || sc.Workload.Properties["recordcount"] != "100" {
+		t.Fatalf("sets not applied: %+v", sc)
+	}
+	sc.Resolve("leader")
+	steps := sc.Schedule.Steps
+	if len(steps) != 2 || steps[0].At.D() != 30*time.Second || steps[0].Fault != "kill" || steps[0].As != "victim" ||
+		steps[1].At.D() != 90*time.Second || steps[1].Fault != "start" || steps[1].Node != "victim" {
+		t.Fatalf("failover shorthand expanded wrongly: %+v", steps)
+	}
+	if sc.Load.Duration.D() != 150*time.Second {
+		t.Errorf("duration %v, want steady+down+after = 150s", sc.Load.Duration.D())
+	}
+	if sc.Load.Calibration.D() != 15*time.Second || sc.Load.OpTimeout.D() != 10*time.Second || sc.Analysis.DownFraction != 0.10 {
+		t.Errorf("defaults not filled: %+v %+v", sc.Load, sc.Analysis)
+	}
+	// the resolved form parses back to the same steps
+	b, err := sc.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(b, "resolved.yaml", nil)
+	if err != nil {
+		t.Fatalf("resolved scenario does not parse: %v\n%s", err, b)
+	}
+	if len(again.Schedule.Steps) != 2 || again.Schedule.Steps[1].At != steps[1].At || again.Load.Rate != sc.Load.Rate {
+		t.Fatalf("round trip changed the scenario:\n%s", b)
+	}
+}
+
+func TestPauseDefaultsToResume(t *testing.T) {
+	sc, err := Parse([]byte(base), "f", []string{"schedule.fault=pause"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Resolve("leader")
+	if sc.Schedule.Steps[1].Fault != "resume" {
+		t.Fatalf("restore of pause = %q", sc.Schedule.Steps[1].Fault)
+	}
+}
+
+func TestRates(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Rate
+		ok   bool
+	}{
+		{"5000", Rate{OpsPerSec: 5000}, true},
+		{"75%", Rate{Percent: 75}, true},
+		{" 50 % ", Rate{Percent: 50}, true},
+		{"max", Rate{Max: true}, true},
+		{"-1", Rate{}, false},
+		{"abc%", Rate{}, false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseRate(tc.in)
+			if (err == nil) != tc.ok || got != tc.want {
+				t.Fatalf("ParseRate(%q) = %+v, %v", tc.in, got, err)
+			}
+		})
+	}
+}
+
+// TestShippedScenarios: every file in scenarios/ parses and validates.
+func TestShippedScenarios(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "scenarios", "*.yaml"))
+	if len(files) < 3 {
+		t.Fatalf("found %d scenario files", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			sc, err := LoadFile(f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sc.WorkloadPath(f); err != nil {
+				if _, serr := os.Stat(filepath.Join("..", "..", "workloads", sc.Workload.YCSB)); serr != nil {
+					t.Errorf("workload %q not shipped", sc.Workload.YCSB)
+				}
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -60,7 +61,28 @@ func main() {
 	goredis.SetLogger(redisdriver.LogWriter{W: redisLog})
 	a := &app{stdout: os.Stdout, stderr: os.Stderr}
 	a.commands = commands()
-	os.Exit(a.main(os.Args[1:]))
+	os.Exit(a.profiled(os.Args[1:]))
+}
+
+// profiled runs a.main, writing a CPU profile to $FAULTBENCH_CPUPROFILE if
+// set (for developers: `go tool pprof bin/faultbench FILE`).
+func (a *app) profiled(args []string) int {
+	path := os.Getenv("FAULTBENCH_CPUPROFILE")
+	if path == "" {
+		return a.main(args)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "faultbench: cpu profile: %v\n", err)
+		return 1
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(a.stderr, "faultbench: cpu profile: %v\n", err)
+		return 1
+	}
+	defer pprof.StopCPUProfile()
+	return a.main(args)
 }
 
 func (a *app) main(args []string) int {

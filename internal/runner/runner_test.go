@@ -52,7 +52,7 @@ func (d *countingDriver) Insert(ctx context.Context, _, _ string, _ map[string][
 func (d *countingDriver) Delete(ctx context.Context, _, _ string) error { return d.wait(ctx) }
 func (d *countingDriver) Close() error                                  { return nil }
 
-func testWorkload(t *testing.T, records int) *workload.Workload {
+func testWorkload(t testing.TB, records int) *workload.Workload {
 	t.Helper()
 	p := properties.New()
 	p.Set("recordcount", strconv.Itoa(records))
@@ -68,8 +68,17 @@ func testWorkload(t *testing.T, records int) *workload.Workload {
 
 func runWith(t *testing.T, ctx context.Context, cfg runner.Config, wl *workload.Workload, d driver.Driver, tr runner.Tracker) (runner.Result, *measure.Totals) {
 	t.Helper()
+	return runIn(t, t.TempDir(), ctx, cfg, wl, d, tr)
+}
+
+func runWithB(b *testing.B, ctx context.Context, cfg runner.Config, wl *workload.Workload, d driver.Driver) (runner.Result, *measure.Totals) {
+	return runIn(b, b.TempDir(), ctx, cfg, wl, d, nil)
+}
+
+func runIn(t testing.TB, dir string, ctx context.Context, cfg runner.Config, wl *workload.Workload, d driver.Driver, tr runner.Tracker) (runner.Result, *measure.Totals) {
+	t.Helper()
 	start := time.Now()
-	col, err := measure.NewCollector(measure.Config{Dir: t.TempDir(), Ops: workload.OpNames(), Window: 100 * time.Millisecond, Start: start, Workers: cfg.Threads})
+	col, err := measure.NewCollector(measure.Config{Dir: dir, Ops: workload.OpNames(), Window: 100 * time.Millisecond, Start: start, Workers: cfg.Threads})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # setup.sh — install what faultbench's targets and tools need, idempotently.
 #
-#   scripts/setup.sh                      everything: redis, staticcheck
+#   scripts/setup.sh                      everything: redis, staticcheck, chromium
 #   scripts/setup.sh --only redis         redis-server and redis-cli (Debian's redis-server, redis-tools)
 #   scripts/setup.sh --only staticcheck   staticcheck into $(go env GOPATH)/bin
-#   scripts/setup.sh --only chromium      Debian's chromium (for rendering plots)
+#   scripts/setup.sh --only chromium      Debian's chromium (the report test opens report.html in it)
 #
 # Installs only what is missing (apt-get update first, and only then), runs
 # as root or through sudo, and prints nothing when all went well. A system
@@ -147,6 +147,7 @@ case "$only" in
 "")
 	setup_redis
 	setup_staticcheck
+	setup_chromium
 	;;
 redis) setup_redis ;;
 staticcheck) setup_staticcheck ;;

@@ -29,6 +29,8 @@ func commands() []command {
 		{name: "scenario", summary: "run a scenario file: cluster, load, faults, checks, report", run: (*app).scenarioCmd},
 		{name: "demo", summary: "the failover demo: kill -9 of an etcd leader under load, in about two minutes", run: (*app).demo},
 		{name: "fault", summary: "inject a fault into a cluster started by `cluster up`: fault ACTION NODE", run: (*app).faultCmd},
+		{name: "report", summary: "render report.html and plots/*.png of a run directory", run: (*app).reportCmd},
+		{name: "compare", summary: "compare run directories side by side (text, md, csv, html)", run: (*app).compareCmd},
 		{name: "cleanup", summary: "end processes and remove files a crashed faultbench left behind", run: (*app).cleanup},
 		{name: "node", summary: "run a database node (internal, used by launchers)", hidden: true, run: (*app).node},
 	}
@@ -49,10 +51,11 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 	fs.Var(&overrides, "p", "property override `key=value` (repeatable, wins over files)")
 	threads := fs.Int("threads", 0, "worker threads (sets threadcount; default 1)")
 	tgt := fs.Float64("target", 0, "target `ops/s` in total (open loop; sets target); 0 = closed loop")
-	status := fs.Bool("s", false, "print a status line every status.interval (default 10 s)")
+	status := fs.Bool("s", false, "plain status lines every status.interval (default 10 s) instead of the progress bar")
 	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")
 	runName := fs.String("name", "", "run name in the run directory's name (default "+name+"-TARGET)")
-	quiet := fs.Bool("q", false, "quiet: no status, no summary")
+	quiet := fs.Bool("q", false, "quiet: no progress, no summary")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at `host:port`/metrics while running, e.g. 127.0.0.1:9464")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where `cluster up` records clusters")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -82,7 +85,7 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 	_, err = experiment.Run(ctx, experiment.Spec{
 		Target: pos[0], Phase: phase, Props: p, RunsDir: *runs, Name: *runName,
 		Status: *status, Quiet: *quiet, Out: a.stdout, Err: a.stderr, StateDir: *stateDir,
-		Version: version, Commit: commit,
+		Version: version, Commit: commit, MetricsAddr: *metricsAddr,
 	})
 	return err
 }

@@ -29,7 +29,9 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	var sets listFlag
 	fs.Var(&sets, "set", "override a scenario field `path=value` (repeatable), e.g. load.rate=100%")
 	durations := fs.String("durations", "", "failover timing `steady,down,after` (e.g. 10m,10m,20m for seed 004's)")
-	status := fs.Bool("s", false, "print a status line every 10 s")
+	status := fs.Bool("s", false, "plain status lines every 10 s instead of the progress bar")
+	quiet := fs.Bool("q", false, "quiet: no progress display")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at `host:port`/metrics during the run, e.g. 127.0.0.1:9464")
 	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where running clusters are recorded")
 	pos, err := parse(fs, args)
@@ -55,7 +57,7 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status)
+	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status, *quiet, *metricsAddr)
 }
 
 // loadScenario reads a scenario from a file, or a built-in one by name.
@@ -73,11 +75,11 @@ func loadScenario(arg string, sets []string) (*scenario.Scenario, string, error)
 	return sc, name, err
 }
 
-func (a *app) runScenario(ctx context.Context, sc *scenario.Scenario, file, runs, stateDir string, status bool) error {
+func (a *app) runScenario(ctx context.Context, sc *scenario.Scenario, file, runs, stateDir string, status, quiet bool, metricsAddr string) error {
 	a.warnLeftovers(stateDir)
 	out, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
 		Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: runs, StateDir: stateDir,
-		Out: a.stdout, Err: a.stderr, Status: status, Version: version, Commit: commit,
+		Out: a.stdout, Err: a.stderr, Status: status, Quiet: quiet, MetricsAddr: metricsAddr, Version: version, Commit: commit,
 	})
 	if out != nil && out.Dir != "" && err != nil {
 		fmt.Fprintf(a.stderr, "partial results are in %s\n", out.Dir)
@@ -95,7 +97,9 @@ func (a *app) demo(ctx context.Context, args []string) error {
 	fs.Var(&sets, "set", "override a scenario field `path=value` (repeatable)")
 	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where running clusters are recorded")
-	status := fs.Bool("s", false, "print a status line every 10 s")
+	status := fs.Bool("s", false, "plain status lines every 10 s instead of the progress bar")
+	quiet := fs.Bool("q", false, "quiet: no progress display")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at `host:port`/metrics during the run, e.g. 127.0.0.1:9464")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) != 0 {
@@ -105,7 +109,7 @@ func (a *app) demo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status)
+	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status, *quiet, *metricsAddr)
 }
 
 // faultCmd implements `fault ACTION NODE`.

@@ -23,6 +23,7 @@ import (
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/report"
+	"github.com/faultbench/faultbench/internal/report/live"
 	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/target"
@@ -36,13 +37,16 @@ type Spec struct {
 	Props    *properties.Properties // -P files and -p overrides applied
 	RunsDir  string                 // parent of run directories; default "runs"
 	Name     string                 // run name; default "<phase>-<target>"
-	Status   bool                   // print a status line every status.interval (YCSB -s)
-	Quiet    bool                   // no status, no summary
+	Status   bool                   // plain status lines every status.interval even on a terminal (YCSB -s)
+	Quiet    bool                   // no progress, no summary
 	Out      io.Writer              // summary
 	Err      io.Writer              // status lines and warnings
 	StateDir string                 // where `cluster up` state files live
 	Version  string                 // faultbench version for env.json
 	Commit   string
+	// MetricsAddr is where to serve Prometheus metrics while the phase
+	// runs (host:port); "" serves none.
+	MetricsAddr string
 }
 
 // Validate checks the spec.
@@ -220,6 +224,17 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	s.Err = live.NewConsole(s.Err) // the progress bar shares it with warnings
+	var metrics *live.Metrics
+	if s.MetricsAddr != "" {
+		srv, err := live.Serve(ctx, s.MetricsAddr)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+		fmt.Fprintf(s.Err, "metrics: %s\n", srv.URL())
+		metrics = srv.Metrics
+	}
 	prep, err := Prepare(ctx, s.Target, s.Phase, s.Props, s.StateDir)
 	if err != nil {
 		return nil, err
@@ -247,7 +262,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if err := rundir.WriteJSON(filepath.Join(dir, "env.json"), env); err != nil {
 		return nil, err
 	}
-	out, err := Execute(ctx, prep, dir, Hooks{Status: s.Status && !s.Quiet, StatusOut: s.Err})
+	out, err := Execute(ctx, prep, dir, Hooks{Status: !s.Quiet, StatusLines: s.Status, StatusOut: s.Err, Metrics: metrics})
 	if err != nil {
 		return out, err
 	}
@@ -258,15 +273,25 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		}
 		fmt.Fprintf(s.Out, "run directory: %s\n", dir)
 	}
+	rout := s.Out
+	if s.Quiet {
+		rout = io.Discard
+	}
+	report.Finish(context.WithoutCancel(ctx), dir, rout, s.Err)
 	return out, nil
 }
 
 // Hooks lets a caller (the scenario runner) add to a phase.
 type Hooks struct {
-	Status    bool
-	StatusOut io.Writer
-	Events    *event.Log     // events log to use (created in dir if nil)
-	Tracker   runner.Tracker // lost-write tracking
+	// Status shows progress on StatusOut: a bar when StatusOut is a
+	// live.Console on a terminal, else (or with StatusLines) a status line
+	// every status.interval.
+	Status      bool
+	StatusLines bool
+	StatusOut   io.Writer
+	Metrics     *live.Metrics  // export the phase to Prometheus; may be nil
+	Events      *event.Log     // events log to use (created in dir if nil)
+	Tracker     runner.Tracker // lost-write tracking
 	// During runs alongside the workload with the run's t=0 and returns when done
 	// (e.g. the fault schedule); its error is returned after the phase.
 	During func(ctx context.Context, start time.Time) error
@@ -302,12 +327,25 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 	defer stopRun()
 	statusDone := make(chan struct{})
 	if h.Status && h.StatusOut != nil {
+		pg := live.Progress{Out: h.StatusOut, Lines: h.StatusLines, Every: set.StatusInterval, Phase: string(set.Runner.Phase)}
+		switch {
+		case set.Runner.Duration > 0:
+			pg.Total = set.Runner.Warmup + set.Runner.Duration
+		case set.Runner.Phase == runner.Load:
+			pg.Ops = prep.Workload.InsertCount()
+		default:
+			pg.Ops = set.Runner.OperationCount
+		}
 		go func() {
 			defer close(statusDone)
-			statusLoop(runCtx, col, set.StatusInterval, h.StatusOut)
+			pg.Run(runCtx, col)
 		}()
 	} else {
 		close(statusDone)
+	}
+	if h.Metrics != nil {
+		detach := h.Metrics.Attach(live.Phase{Name: string(set.Runner.Phase), Dir: dir, Ops: workload.OpNames(), Collector: col, Events: evs})
+		defer detach() // after col.Close: the last windows are exported too
 	}
 	duringErr := make(chan error, 1)
 	if h.During != nil {
@@ -369,26 +407,6 @@ func PeakRSS() int64 {
 		return 0
 	}
 	return ru.Maxrss * 1024
-}
-
-func statusLoop(ctx context.Context, col *measure.Collector, every time.Duration, w io.Writer) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var lastOK, lastErr int64
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			l := col.Live()
-			secs := now.Sub(last).Seconds()
-			rate := float64(l.OK-lastOK) / secs
-			fmt.Fprintf(w, "%s %6.0f sec: %d operations; %.1f current ops/sec; p99 %.0f us (last window); errors %d (+%d); behind schedule %d\n",
-				now.Format("2006-01-02 15:04:05"), l.Elapsed.Seconds(), l.OK+l.Errors, rate, l.LastP99Us, l.Errors, l.Errors-lastErr, l.Behind)
-			lastOK, lastErr, last = l.OK, l.Errors, now
-		}
-	}
 }
 
 func writeProperties(path string, p *properties.Properties) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/report"
+	"github.com/faultbench/faultbench/internal/report/live"
 	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/scenario"
@@ -35,7 +36,11 @@ type ScenarioSpec struct {
 	RunsDir      string
 	StateDir     string
 	Out, Err     io.Writer
-	Status       bool // a status line every 10 s (or the scenario's status interval)
+	Status       bool // plain status lines every 10 s even on a terminal
+	Quiet        bool // no progress display
+	// MetricsAddr is where to serve Prometheus metrics during the measured
+	// run (host:port); "" serves none.
+	MetricsAddr string
 	// Beside, if set, runs alongside the measured run with the run's t=0 and
 	// the driver properties pointing at the cluster (e.g. an independent
 	// probe); it must return when ctx ends.
@@ -103,6 +108,7 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 	if s.Err == nil {
 		s.Err = io.Discard
 	}
+	s.Err = live.NewConsole(s.Err) // the progress bar shares it with the event lines
 	tgt, err := target.Builtin().Get(sc.Target.Kind)
 	if err != nil {
 		return nil, fmt.Errorf("%s: field target.kind: %w", s.File, err)
@@ -130,6 +136,17 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 	base, err := s.baseProperties(tgt)
 	if err != nil {
 		return nil, err
+	}
+
+	var metrics *live.Metrics
+	if s.MetricsAddr != "" {
+		srv, err := live.Serve(ctx, s.MetricsAddr)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+		fmt.Fprintf(s.Err, "metrics: %s\n", srv.URL())
+		metrics = srv.Metrics
 	}
 
 	dir, err := rundir.Create(s.RunsDir, sc.Name, time.Now())
@@ -241,7 +258,7 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 	if wantLost {
 		tracker = check.NewTracker(sc.Load.Threads)
 	}
-	hooks := Hooks{Status: s.Status, StatusOut: s.Err, Events: evs}
+	hooks := Hooks{Status: !s.Quiet, StatusLines: s.Status, StatusOut: s.Err, Events: evs, Metrics: metrics}
 	if tracker != nil {
 		hooks.Tracker = tracker
 	}
@@ -333,6 +350,7 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 	}
 	WriteScenarioSummary(s.Out, sum, ro, prep.Settings.Basis)
 	fmt.Fprintf(s.Out, "run directory: %s\n", dir)
+	report.Finish(context.WithoutCancel(ctx), dir, s.Out, s.Err)
 	return out, ctx.Err()
 }
 

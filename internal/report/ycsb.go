@@ -1,5 +1,9 @@
 // Package report turns measurements into what people read: the YCSB-style
-// terminal summary, summary.json and (later) report.html and plots.
+// terminal summary and summary.json's totals (ycsb.go); report.html, one
+// self-contained page of inline SVG charts and tables, and plots/*.png,
+// the same charts rendered in Go (Render, from a run directory read by
+// Load); and the side-by-side comparison of runs as text, Markdown, CSV or
+// HTML (Compare). Sub-package live shows a run while it runs.
 package report
 
 import (

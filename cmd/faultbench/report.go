@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/faultbench/faultbench/internal/report"
+)
+
+const reportExamples = `  faultbench report runs/20261122T025454Z-etcd-kill-pause
+  faultbench report runs/*-demo`
+
+// reportCmd implements `report RUN_DIR...`.
+func (a *app) reportCmd(ctx context.Context, args []string) error {
+	fs := a.newFlags("report", "report RUN_DIR...\n\nRe-renders RUN_DIR/report.html (one self-contained file: charts as inline\nSVG, no network) and RUN_DIR/plots/*.png from the files of a run directory:\nwindows.csv, events.jsonl, summary.json, clients.csv, env.json and the\nresolved scenario. Works on runs that were killed halfway. See docs/reports.md.", reportExamples)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("report needs at least one RUN_DIR")
+	}
+	for _, dir := range pos {
+		out, err := report.Render(ctx, dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "report: %s (%d plots in %s)\n", out.HTML, len(out.Plots), filepath.Join(dir, report.PlotsDir))
+	}
+	return nil
+}
+
+const compareExamples = `  faultbench compare runs/*-failover-etcd runs/*-failover-redis-cluster
+  faultbench compare --format md runs/a runs/b > results.md
+  faultbench compare --format csv runs/* -o results.csv
+  faultbench compare --format html runs/a runs/b runs/c -o compare.html`
+
+// compareCmd implements `compare RUN_DIR...`.
+func (a *app) compareCmd(ctx context.Context, args []string) error {
+	var names []string
+	for _, f := range report.Formats() {
+		names = append(names, string(f))
+	}
+	fs := a.newFlags("compare", "compare RUN_DIR... [--format "+strings.Join(names, "|")+"] [-o FILE]\n\nPuts runs side by side, one column per run: settings and totals, key\nlatencies, every fault's availability metrics (downtime, failover,\nrecovery, ...), the lost-write check and the clients' spread. With\n--format html, also the runs' throughput and p99 latency on one time axis,\naligned at each run's first fault.", compareExamples)
+	format := fs.String("format", "text", "output `format`: "+strings.Join(names, ", "))
+	output := fs.String("o", "", "write to `file` instead of standard output")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("compare needs at least one RUN_DIR")
+	}
+	f, err := report.ParseFormat(*format)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	opt := report.CompareOptions{Format: f}
+	var w io.Writer = a.stdout
+	if *output != "" {
+		opt.LinkBase = filepath.Dir(*output)
+		file, err := os.Create(*output)
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriter(file)
+		err = report.Compare(ctx, bw, pos, opt)
+		if ferr := bw.Flush(); err == nil {
+			err = ferr
+		}
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(*output)
+			return err
+		}
+		fmt.Fprintf(a.stderr, "compare: %s\n", *output)
+		return nil
+	}
+	return report.Compare(ctx, w, pos, opt)
+}

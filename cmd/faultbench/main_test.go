@@ -118,7 +118,7 @@ func TestBadInput(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	c := newCLI(t)
-	for _, cmd := range []string{"load", "run", "cluster", "scenario", "demo", "fault", "cleanup"} {
+	for _, cmd := range []string{"load", "run", "cluster", "scenario", "demo", "fault", "cleanup", "report", "compare"} {
 		t.Run(cmd, func(t *testing.T) {
 			out, errs, code := c.run(10*time.Second, cmd, "--help")
 			if code != 0 {

@@ -57,6 +57,9 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if sc.UPB != nil {
+		return usagef("%s is a UPB scenario (it has an upb: section): run it with `faultbench upb %s`", file, pos[0])
+	}
 	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status, *quiet, *metricsAddr)
 }
 
@@ -92,7 +95,7 @@ func (a *app) runScenario(ctx context.Context, sc *scenario.Scenario, file, runs
 
 // demo implements `demo`.
 func (a *app) demo(ctx context.Context, args []string) error {
-	fs := a.newFlags("demo", "demo [flags]\n\nThe failover test in about two minutes: a real 3-member etcd cluster\nstarted by this binary, workload A at 75 % of the capacity measured first,\nkill -9 of the leader, restart, recovery, lost-write check.", "  faultbench demo\n  faultbench demo --set load.rate=100%")
+	fs := a.newFlags("demo", "demo [flags]\n\nThe failover test in about a minute and a half: a real 3-member etcd cluster\nstarted by this binary, workload A at 75 % of the capacity measured first,\nkill -9 of the leader, restart, recovery, lost-write check.", "  faultbench demo\n  faultbench demo --set load.rate=100%")
 	var sets listFlag
 	fs.Var(&sets, "set", "override a scenario field `path=value` (repeatable)")
 	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")

@@ -30,6 +30,7 @@ type Scenario struct {
 	Schedule    Schedule `yaml:"schedule,omitempty"`
 	Checks      []string `yaml:"checks,omitempty"`
 	Analysis    Analysis `yaml:"analysis,omitempty"`
+	UPB         *UPB     `yaml:"upb,omitempty"` // the Under Pressure Benchmark's parameters (faultbench upb)
 }
 
 // Target says which database and how big a cluster.
@@ -387,6 +388,9 @@ func (s *Scenario) Validate() error {
 	if a.DownFraction < 0 || a.DownFraction >= 1 || a.RecoverTol < 0 || a.RecoverTol >= 1 || a.SteadyTolerance < 0 || a.SteadyTolerance >= 1 {
 		bad("analysis", "fractions must be in [0, 1)")
 	}
+	if s.UPB != nil {
+		errs = append(errs, s.UPB.validate(s)...)
+	}
 	return errors.Join(errs...)
 }
 
@@ -456,6 +460,9 @@ func (s *Scenario) Resolve(defaultNode string) {
 	}
 	if s.Analysis.SteadySpan == 0 {
 		s.Analysis.SteadySpan = Duration(10 * time.Second)
+	}
+	if s.UPB != nil {
+		s.UPB.resolve()
 	}
 }
 

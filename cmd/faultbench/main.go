@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -64,6 +65,18 @@ func main() {
 	os.Exit(a.profiled(os.Args[1:]))
 }
 
+// clientProcs limits the load generator to half the machine's cores (at
+// least one) unless GOMAXPROCS is set: faultbench usually shares the machine
+// with the database it measures, and on two cores a client that schedules
+// goroutines on both competes with the server it drives (measured: 60k vs 76k
+// ops/s against one redis-server, docs/PERFORMANCE.md). Database nodes that
+// the binary runs itself (`node ...`) keep every core.
+func clientProcs() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(max(1, runtime.NumCPU()/2))
+	}
+}
+
 // profiled runs a.main, writing a CPU profile to $FAULTBENCH_CPUPROFILE if
 // set (for developers: `go tool pprof bin/faultbench FILE`).
 func (a *app) profiled(args []string) int {
@@ -102,6 +115,9 @@ func (a *app) main(args []string) int {
 		return 0
 	}
 	c := a.find(args[0])
+	if c != nil && !c.hidden {
+		clientProcs()
+	}
 	if c == nil {
 		fmt.Fprintf(a.stderr, "faultbench: unknown command %q\n\n", args[0])
 		a.usage(a.stderr)

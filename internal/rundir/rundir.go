@@ -81,6 +81,7 @@ type Env struct {
 	Hostname      string    `json:"hostname"`
 	Kernel        string    `json:"kernel"`
 	CPUs          int       `json:"cpus"`
+	GoMaxProcs    int       `json:"client_gomaxprocs"` // cores faultbench's own goroutines may use
 	CPUModel      string    `json:"cpu_model,omitempty"`
 	MemoryBytes   int64     `json:"memory_bytes"`
 	Target        string    `json:"target"`
@@ -94,7 +95,7 @@ func HostEnv(version, commit string) Env {
 	e := Env{
 		Faultbench: version, Commit: commit,
 		GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
-		CPUs: runtime.NumCPU(), Command: os.Args, Started: time.Now(),
+		CPUs: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0), Command: os.Args, Started: time.Now(),
 	}
 	e.Hostname, _ = os.Hostname()
 	var u syscall.Utsname

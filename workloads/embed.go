@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-//go:embed workload* apm-* thumbtack
+//go:embed workload* apm-* thumbtack txn
 var files embed.FS
 
 // Open returns the embedded workload file name (e.g. "workloada").

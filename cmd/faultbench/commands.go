@@ -12,6 +12,7 @@ import (
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
 	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
+	txkvlauncher "github.com/faultbench/faultbench/internal/launcher/txkv"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/target"
@@ -199,6 +200,10 @@ func (a *app) node(ctx context.Context, args []string) error {
 	switch args[0] {
 	case "etcd":
 		return etcdlauncher.RunNode(ctx, args[1:])
+	case "txkv-coordinator":
+		return txkvlauncher.RunCoordinator(ctx, args[1:])
+	case "txkv-server":
+		return txkvlauncher.RunServer(ctx, args[1:])
 	case "--help", "-h", "-help":
 		fmt.Fprintln(a.stdout, "Usage: faultbench node etcd FLAGS (internal: launchers run database nodes with it)")
 		return flag.ErrHelp

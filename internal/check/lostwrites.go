@@ -45,6 +45,7 @@ type Tracker struct {
 	workers []*writer
 	seed    maphash.Seed
 	shard   [shards]keyShard
+	txns    *txnState // transactions (txn.go)
 }
 
 type writer struct {
@@ -76,7 +77,7 @@ func (t tag) String() string { return fmt.Sprintf("w%d#%d", t.worker, t.seq) }
 
 // NewTracker returns a tracker for workers writer ids 0..workers-1.
 func NewTracker(workers int) *Tracker {
-	t := &Tracker{start: time.Now(), workers: make([]*writer, workers), seed: maphash.MakeSeed()}
+	t := &Tracker{start: time.Now(), workers: make([]*writer, workers), seed: maphash.MakeSeed(), txns: newTxnState(workers)}
 	for i := range t.workers {
 		t.workers[i] = &writer{acks: make([]int64, 0, 1024)}
 	}
@@ -176,17 +177,20 @@ type Result struct {
 	Foreign       int       `json:"foreign_values"` // a tag no tracked write produced
 	Examples      []Example `json:"examples,omitempty"`
 	DurationMs    float64   `json:"duration_ms"`
+	// Txn is the lost-commit check of transactions (txn.go); nil when the
+	// run had none.
+	Txn *TxnResult `json:"transactions,omitempty"`
 }
 
 // OK reports whether nothing was lost and every key could be read.
 func (r Result) OK() bool {
-	return r.LostWrites == 0 && r.LostInserts == 0 && r.Unreadable == 0 && r.Foreign == 0
+	return r.LostWrites == 0 && r.LostInserts == 0 && r.Unreadable == 0 && r.Foreign == 0 && r.Txn.OK()
 }
 
 // String is a one-line verdict.
 func (r Result) String() string {
 	return fmt.Sprintf("%d keys checked, %d acknowledged writes (%d with unknown outcome): %d lost acknowledged writes, %d lost inserts, %d unreadable",
-		r.KeysChecked, r.AckedWrites, r.UnknownWrites, r.LostWrites, r.LostInserts, r.Unreadable)
+		r.KeysChecked, r.AckedWrites, r.UnknownWrites, r.LostWrites, r.LostInserts, r.Unreadable) + r.Txn.String()
 }
 
 // Verify reads every written key back through d and compares. Reads that
@@ -240,9 +244,11 @@ func (t *Tracker) Verify(ctx context.Context, d driver.Driver, table string, par
 		go func() {
 			defer wg.Done()
 			for it := range work {
-				if e, bad := t.verifyKey(ctx, d, table, it.key, it.ks); bad {
+				e, bad := t.verifyKey(ctx, d, table, it.key, it.ks)
+				if bad {
 					add(e)
 				}
+				t.txns.noteFound(it.key, e.Found)
 			}
 		}()
 	}
@@ -252,6 +258,7 @@ func (t *Tracker) Verify(ctx context.Context, d driver.Driver, table string, par
 	close(work)
 	wg.Wait()
 	sort.Slice(res.Examples, func(i, j int) bool { return res.Examples[i].Key < res.Examples[j].Key })
+	res.Txn = t.verifyTxns()
 	res.DurationMs = float64(time.Since(began)) / float64(time.Millisecond)
 	return res
 }

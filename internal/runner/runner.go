@@ -317,6 +317,8 @@ func (w *worker) execute(parent context.Context) error {
 		return w.write(ctx, func() error { return d.Update(ctx, table, op.Key, op.Values) })
 	case workload.Delete:
 		return d.Delete(ctx, table, op.Key)
+	case workload.Txn:
+		return w.executeTxn(ctx)
 	}
 	return fmt.Errorf("runner: unknown operation kind %d", op.Kind)
 }

@@ -11,9 +11,11 @@ import (
 	"github.com/faultbench/faultbench/internal/driver"
 	etcddriver "github.com/faultbench/faultbench/internal/driver/etcd"
 	redisdriver "github.com/faultbench/faultbench/internal/driver/redis"
+	txkvdriver "github.com/faultbench/faultbench/internal/driver/txkv"
 	"github.com/faultbench/faultbench/internal/launcher"
 	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
 	redislauncher "github.com/faultbench/faultbench/internal/launcher/redis"
+	txkvlauncher "github.com/faultbench/faultbench/internal/launcher/txkv"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
@@ -85,6 +87,17 @@ func Builtin() *Registry {
 		DefaultNodes:   1,
 		FaultTolerance: func(_, r int) int { return r },
 		Connect:        connectList("redis.addr"),
+	})
+	r.add(&Target{
+		Kind:            "txkv",
+		Help:            "txkv, the transactional store of seed 002 (coordinator and region servers run from the faultbench binary)",
+		Driver:          txkvdriver.New,
+		Launcher:        txkvlauncher.Launcher{},
+		EndpointKey:     txkvdriver.PropCoordinator,
+		DefaultNodes:    2, // region servers, besides the coordinator
+		FaultTolerance:  func(n, _ int) int { return n - 1 },
+		Connect:         txkvlauncher.Connect,
+		DefaultReplicas: 0,
 	})
 	return r
 }

@@ -64,6 +64,7 @@ func (t *Thread) NextLoad(op *Op) bool {
 	op.Fields = nil
 	op.Values = t.allValues()
 	op.ScanLen = 0
+	op.TxnOps = 0
 	op.ack = false
 	return true
 }
@@ -75,12 +76,22 @@ func (t *Thread) NextLoad(op *Op) bool {
 // op Next returned, once it completed (whether it succeeded or not), so that
 // the inserted key becomes visible to the other operations.
 func (t *Thread) Next(op *Op) {
+	if t.w.txnOps > 0 {
+		t.nextTxn(op)
+		return
+	}
+	t.nextRow(op)
+}
+
+// nextRow fills op with the next row operation from the operation mix.
+func (t *Thread) nextRow(op *Op) {
 	w := t.w
 	kind := t.chooseOp()
 	op.Kind = kind
 	op.Fields = nil
 	op.Values = nil
 	op.ScanLen = 0
+	op.TxnOps = 0
 	op.ack = false
 	switch kind {
 	case Read:

@@ -43,6 +43,10 @@ const (
 	Scan
 	ReadModifyWrite
 	Delete
+	// Txn is a transaction of txn.ops row operations (faultbench
+	// extension, see txn.go); the run phase issues only Txn ops when
+	// txn.ops > 0.
+	Txn
 	NumOps
 )
 
@@ -62,6 +66,8 @@ func (k OpKind) String() string {
 		return "READ-MODIFY-WRITE"
 	case Delete:
 		return "DELETE"
+	case Txn:
+		return "TXN"
 	}
 	return "OpKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -98,6 +104,9 @@ type Op struct {
 	Values map[string][]byte
 	// ScanLen is the number of records to scan for Scan; 0 otherwise.
 	ScanLen int
+	// TxnOps is the number of row operations of a Txn op (fill them with
+	// Thread.NextTxnOp); 0 otherwise.
+	TxnOps int
 
 	// ack is set on a run-phase insert whose key must be acknowledged by
 	// Thread.Done.
@@ -173,7 +182,7 @@ func Keys() []string {
 		keyRequestDist, keyInsertOrder, keyZeroPadding, keyInsertStart, keyInsertCount,
 		keyMaxScanLength, keyMinScanLength, keyScanLengthDist, keyHotspotDataFraction,
 		keyHotspotOpnFraction, keyExponentialPercentile, keyExponentialFrac,
-		keyRetryLimit, keyRetryInterval, keyRetryLimitAlias, keyRetryIntervalAlias, keySeed,
+		keyRetryLimit, keyRetryInterval, keyRetryLimitAlias, keyRetryIntervalAlias, keySeed, keyTxnOps,
 	}
 }
 
@@ -256,6 +265,8 @@ type Workload struct {
 	retryInterval time.Duration
 
 	seed int64
+
+	txnOps int // row operations per transaction; 0 = no transactions
 
 	loadNext atomic.Int64 // load sequence offset from insertStart
 	seqNext  atomic.Int64 // sequential request distribution counter
@@ -368,11 +379,11 @@ func New(p *properties.Properties) (*Workload, error) {
 	}
 
 	// Operation mix.
-	propKeys := [NumOps]string{keyReadProportion, keyUpdateProportion, keyInsertProportion,
+	propKeys := [numRowOps]string{keyReadProportion, keyUpdateProportion, keyInsertProportion,
 		keyScanProportion, keyRMWProportion, keyDeleteProportion}
-	propDefaults := [NumOps]float64{0.95, 0.05, 0, 0, 0, 0}
+	propDefaults := [numRowOps]float64{0.95, 0.05, 0, 0, 0, 0}
 	sum := 0.0
-	for k := OpKind(0); k < NumOps; k++ {
+	for k := OpKind(0); k < numRowOps; k++ {
 		v, err := p.Float(propKeys[k], propDefaults[k])
 		if err != nil {
 			return fail(err)
@@ -386,10 +397,14 @@ func New(p *properties.Properties) (*Workload, error) {
 	if sum == 0 {
 		return fail(p.Error(keyReadProportion, "all operation proportions (readproportion, updateproportion, insertproportion, scanproportion, readmodifywriteproportion, deleteproportion) are 0; at least one must be positive"))
 	}
-	for k := OpKind(0); k < NumOps; k++ {
+	for k := OpKind(0); k < numRowOps; k++ {
 		if w.proportions[k] > 0 {
 			w.choice = append(w.choice, opWeight{kind: k, pw: w.proportions[k] / sum})
 		}
+	}
+
+	if err := w.initTxn(p); err != nil {
+		return fail(err)
 	}
 
 	// Key naming.

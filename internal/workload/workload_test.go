@@ -13,7 +13,7 @@ import (
 )
 
 func TestOpNames(t *testing.T) {
-	want := []string{"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE"}
+	want := []string{"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "TXN"}
 	got := OpNames()
 	if len(got) != int(NumOps) || strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("OpNames() = %v, want %v", got, want)

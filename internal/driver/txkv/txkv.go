@@ -1,0 +1,239 @@
+// Package txkv is faultbench's driver for txkv, the transactional
+// key-value store of seed 002 (internal/txkv), through its client library.
+//
+// Every YCSB operation runs as a one-operation transaction: Read and Scan
+// read the snapshot Begin hands out (no commit round trip), Update and
+// Insert write the given fields, Delete removes the row. The driver also
+// implements driver.Transactional, so multi-operation transactions
+// (workloads/txn) run as one transaction each. An aborted transaction (a
+// write-write conflict, first committer wins) is a Conflict-class error.
+//
+// One client library instance serves all worker goroutines of a run — the
+// paper's one client node with many client threads.
+package txkv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/txkv/client"
+)
+
+// Property keys read by New, documented in docs/targets-txkv.md.
+const (
+	// PropCoordinator is the coordinator's address host:port (required;
+	// set automatically for a cluster faultbench started).
+	PropCoordinator = "txkv.coordinator"
+	// PropCloseTimeout bounds how long Close waits for write-sets still
+	// being flushed before it gives up unregistering (default 30s).
+	PropCloseTimeout = "txkv.close-timeout"
+	// PropName names the client in the coordinator's log (default host/pid).
+	PropName = "txkv.client-name"
+)
+
+// PropertyNames returns the driver's property keys.
+func PropertyNames() []string { return []string{PropCoordinator, PropCloseTimeout, PropName} }
+
+// Driver is the txkv driver. It is safe for concurrent use.
+type Driver struct {
+	cl           *client.Client
+	closeTimeout time.Duration
+}
+
+var (
+	_ driver.Driver        = (*Driver)(nil)
+	_ driver.Transactional = (*Driver)(nil)
+)
+
+// launcherOptions are txkv.* keys that belong to the launcher.
+var launcherOptions = []string{"txkv.persistence", "txkv.heartbeat", "txkv.session-timeout", "txkv.regions",
+	"txkv.wal-sync-interval", "txkv.memstore-flush-size", "txkv.start-timeout"}
+
+// New builds a txkv driver from p (a driver.Factory): it registers a
+// client with the coordinator.
+func New(ctx context.Context, p *properties.Properties) (driver.Driver, error) {
+	return NewDriver(ctx, p)
+}
+
+// NewDriver is New returning the concrete type.
+func NewDriver(ctx context.Context, p *properties.Properties) (*Driver, error) {
+	p.DeclarePrefix("txkv.")
+	for _, k := range p.Keys() {
+		if !strings.HasPrefix(k, "txkv.") || contains(PropertyNames(), k) {
+			continue
+		}
+		if contains(launcherOptions, k) {
+			return nil, p.Error(k, "is a launcher option: give it to `cluster up -o %s=...` or a scenario's target.options", k)
+		}
+		return nil, p.Error(k, "unknown txkv driver property (known: %s)", strings.Join(PropertyNames(), ", "))
+	}
+	addr := strings.TrimSpace(p.String(PropCoordinator, ""))
+	if addr == "" {
+		return nil, p.Error(PropCoordinator, "required: the coordinator's address; start a cluster with `faultbench cluster up txkv`")
+	}
+	ct, err := p.Duration(PropCloseTimeout, 30*time.Second, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if ct <= 0 {
+		return nil, p.Error(PropCloseTimeout, "must be positive")
+	}
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cl, err := client.Open(octx, client.Config{Coordinator: addr, Name: p.String(PropName, "")})
+	if err != nil {
+		return nil, driver.Classified(driver.ClassOf(err), "connect", err)
+	}
+	return &Driver{cl: cl, closeTimeout: ct}, nil
+}
+
+// Client returns the underlying client library instance.
+func (d *Driver) Client() *client.Client { return d.cl }
+
+// Version implements the optional version report of env.json.
+func (d *Driver) Version(context.Context) (string, error) {
+	return "txkv (faultbench, seed 002), persistence " + string(d.cl.Config().Persistence), nil
+}
+
+// classify sorts client errors into driver classes.
+func classify(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var class driver.Class
+	switch {
+	case errors.Is(err, client.ErrAborted):
+		class = driver.Conflict
+	case errors.Is(err, client.ErrUnknownOutcome), errors.Is(err, context.DeadlineExceeded):
+		class = driver.Timeout
+	case errors.Is(err, client.ErrNotCommitted), errors.Is(err, client.ErrClosed):
+		class = driver.Unavailable
+	case errors.Is(err, driver.ErrNotFound):
+		class = driver.Other
+	default:
+		class = driver.GenericClass(err)
+	}
+	return driver.Classified(class, op, err)
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Begin implements driver.Transactional.
+func (d *Driver) Begin(ctx context.Context) (driver.Txn, error) {
+	t, err := d.cl.Begin(ctx)
+	if err != nil {
+		return nil, classify("begin", err)
+	}
+	return &txn{t: t}, nil
+}
+
+type txn struct{ t *client.Txn }
+
+func (t *txn) Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
+	m, ok, err := t.t.Read(ctx, table, key, fields)
+	if err != nil {
+		return nil, classify("read", err)
+	}
+	if !ok {
+		return nil, classify("read", fmt.Errorf("%s: %w", key, driver.ErrNotFound))
+	}
+	return m, nil
+}
+
+func (t *txn) Update(_ context.Context, table, key string, values map[string][]byte) error {
+	return classify("update", t.t.Write(table, key, values))
+}
+
+func (t *txn) Insert(_ context.Context, table, key string, values map[string][]byte) error {
+	return classify("insert", t.t.Write(table, key, values))
+}
+
+func (t *txn) Delete(_ context.Context, table, key string) error {
+	return classify("delete", t.t.Delete(table, key))
+}
+
+func (t *txn) Commit(ctx context.Context) error {
+	_, err := t.t.Commit(ctx)
+	return classify("commit", err)
+}
+
+func (t *txn) Abort(context.Context) error {
+	t.t.Abort()
+	return nil
+}
+
+// Read implements driver.Driver as a read-only transaction.
+func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
+	t, err := d.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t.Read(ctx, table, key, fields)
+}
+
+// Scan implements driver.Driver as a read-only transaction.
+func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fields []string) ([]map[string][]byte, error) {
+	t, err := d.cl.Begin(ctx)
+	if err != nil {
+		return nil, classify("scan", err)
+	}
+	rows, err := t.Scan(ctx, table, startKey, count, fields)
+	if err != nil {
+		return nil, classify("scan", err)
+	}
+	out := make([]map[string][]byte, len(rows))
+	for i, r := range rows {
+		m := make(map[string][]byte, len(r.Fields))
+		for _, f := range r.Fields {
+			m[f.Name] = f.Value
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+func (d *Driver) write(ctx context.Context, op string, do func(*client.Txn) error) error {
+	t, err := d.cl.Begin(ctx)
+	if err != nil {
+		return classify(op, err)
+	}
+	if err := do(t); err != nil {
+		return classify(op, err)
+	}
+	_, err = t.Commit(ctx)
+	return classify(op, err)
+}
+
+// Update implements driver.Driver as a one-write transaction.
+func (d *Driver) Update(ctx context.Context, table, key string, values map[string][]byte) error {
+	return d.write(ctx, "update", func(t *client.Txn) error { return t.Write(table, key, values) })
+}
+
+// Insert implements driver.Driver as a one-write transaction.
+func (d *Driver) Insert(ctx context.Context, table, key string, values map[string][]byte) error {
+	return d.write(ctx, "insert", func(t *client.Txn) error { return t.Write(table, key, values) })
+}
+
+// Delete implements driver.Driver as a one-delete transaction.
+func (d *Driver) Delete(ctx context.Context, table, key string) error {
+	return d.write(ctx, "delete", func(t *client.Txn) error { return t.Delete(table, key) })
+}
+
+// Close waits for pending flushes (txkv.close-timeout) and unregisters.
+func (d *Driver) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), d.closeTimeout)
+	defer cancel()
+	return d.cl.Close(ctx)
+}

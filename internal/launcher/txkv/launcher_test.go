@@ -1,0 +1,491 @@
+package txkv_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/launcher"
+	txkvl "github.com/faultbench/faultbench/internal/launcher/txkv"
+	"github.com/faultbench/faultbench/internal/txkv/client"
+)
+
+// TestMain lets the test binary stand in for the faultbench binary: the
+// launcher spawns `<self> node txkv-coordinator|txkv-server ...`, which
+// lands here; `<self> crashclient COORD N` is a client process that
+// commits N transactions without flushing them and waits to be killed.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "node" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		var err error
+		switch os.Args[2] {
+		case "txkv-coordinator":
+			err = txkvl.RunCoordinator(ctx, os.Args[3:])
+		case "txkv-server":
+			err = txkvl.RunServer(ctx, os.Args[3:])
+		default:
+			err = fmt.Errorf("unknown node kind %s", os.Args[2])
+		}
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if len(os.Args) > 3 && os.Args[1] == "crashclient" {
+		crashClient(os.Args[2], os.Args[3])
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// crashClient commits n one-write transactions (key cc<i> = value v<i>)
+// with flushing switched off, prints "committed", and waits to be killed.
+func crashClient(coord, ns string) {
+	n, _ := strconv.Atoi(ns)
+	ctx := context.Background()
+	cl, err := client.Open(ctx, client.Config{Coordinator: coord, Name: "crashclient", SkipFlush: true})
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	for i := 0; i < n; i++ {
+		tx, err := cl.Begin(ctx)
+		if err == nil {
+			tx.Write("usertable", fmt.Sprintf("user%02dcc%d", 10+i%80, i), map[string][]byte{"f": []byte(fmt.Sprintf("v%d", i))})
+			_, err = tx.Commit(ctx)
+		}
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+	}
+	fmt.Println("committed")
+	select {}
+}
+
+func isolate(t *testing.T) (*launcher.Env, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts real txkv processes")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	env, err := launcher.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if pids := procsWith(tmp); len(pids) > 0 {
+			t.Errorf("processes left behind: %v", pids)
+			for _, p := range pids {
+				_ = launcher.Kill(context.Background(), p)
+			}
+		}
+	})
+	return env, tmp
+}
+
+func procsWith(s string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(s)) && launcher.Alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func up(t *testing.T, env *launcher.Env, servers int, opts map[string]string) *launcher.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	c, err := txkvl.Launcher{}.Up(ctx, env, launcher.Spec{Nodes: servers, Options: opts})
+	if err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	t.Logf("coordinator + %d servers up in %v", servers, time.Since(start).Round(time.Millisecond))
+	t.Cleanup(func() {
+		if err := launcher.Down(context.Background(), c, 10*time.Second); err != nil {
+			t.Errorf("Down: %v", err)
+		}
+	})
+	return c
+}
+
+func coordAddr(t *testing.T, c *launcher.Cluster) string {
+	n, err := c.Node(txkvl.CoordinatorNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.Addr
+}
+
+func open(t *testing.T, addr string) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := client.Open(ctx, client.Config{Coordinator: addr, Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// workload is the paper's transaction on a small table: 10 random row
+// operations, half reads, half single-field updates.
+type workload struct {
+	cl      *client.Client
+	keys    []string
+	mu      sync.Mutex
+	last    map[string]lastWrite // per key, the acknowledged write with the highest commit ts
+	unknown map[string]bool      // keys written by commits with unknown outcome
+	commits atomic.Int64
+	aborts  atomic.Int64
+	errs    atomic.Int64
+}
+
+type lastWrite struct {
+	val string
+	ts  uint64
+}
+
+func (w *workload) preload(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < len(w.keys); i += 50 {
+		tx, err := w.cl.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range w.keys[i:min(i+50, len(w.keys))] {
+			tx.Write("usertable", k, map[string][]byte{"f": []byte("init")})
+		}
+		if _, err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// run drives workers until stop closes; it returns completion times.
+func (w *workload) run(workers int, start time.Time, stop <-chan struct{}) []int64 {
+	var wg sync.WaitGroup
+	times := make([][]int64, workers)
+	for g := 0; g < workers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				tx, err := w.cl.Begin(ctx)
+				if err != nil {
+					cancel()
+					w.errs.Add(1)
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				writes := map[string]string{}
+				for op := 0; op < 10 && err == nil; op++ {
+					k := w.keys[rng.IntN(len(w.keys))]
+					if op%2 == 0 {
+						_, _, err = tx.Read(ctx, "usertable", k, nil)
+					} else {
+						v := fmt.Sprintf("g%d-%d-%d", g, i, op)
+						writes[k] = v
+						err = tx.Write("usertable", k, map[string][]byte{"f": []byte(v)})
+					}
+				}
+				var ts uint64
+				if err == nil {
+					ts, err = tx.Commit(ctx)
+				}
+				cancel()
+				w.mu.Lock()
+				switch {
+				case err == nil:
+					w.commits.Add(1)
+					times[g] = append(times[g], int64(time.Since(start)))
+					for k, v := range writes {
+						if ts > w.last[k].ts {
+							w.last[k] = lastWrite{v, ts}
+						}
+					}
+				case err == client.ErrAborted:
+					w.aborts.Add(1)
+				default:
+					w.errs.Add(1)
+					for k := range writes {
+						w.unknown[k] = true
+					}
+				}
+				w.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	var all []int64
+	for _, ts := range times {
+		all = append(all, ts...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	return all
+}
+
+// verify reads every key back: it must hold its last acknowledged write.
+func (w *workload) verify(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lost := 0
+	for k, want := range w.last {
+		if w.unknown[k] {
+			continue
+		}
+		var got string
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			tx, err := w.cl.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _, err := tx.Read(ctx, "usertable", k, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = string(m["f"])
+			if got == want.val || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond) // the last flush may still be on its way
+		}
+		if got != want.val {
+			lost++
+			if lost <= 5 {
+				t.Errorf("key %s: found %q, last acknowledged %q (ts %d)", k, got, want.val, want.ts)
+			}
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d keys lost their last acknowledged write", lost, len(w.last))
+	}
+	t.Logf("lost-commit check: %d keys, %d acknowledged commits, %d aborts, %d errors, %d keys with unknown outcomes, %d lost",
+		len(w.last), w.commits.Load(), w.aborts.Load(), w.errs.Load(), len(w.unknown), lost)
+}
+
+// throughput buckets completion times into 100 ms windows.
+func throughput(times []int64, until time.Duration) []float64 {
+	const win = 100 * time.Millisecond
+	out := make([]float64, int(until/win)+1)
+	for _, ts := range times {
+		if i := int(time.Duration(ts) / win); i < len(out) {
+			out[i] += 10 // per second
+		}
+	}
+	return out
+}
+
+// recoveryTime is the time from the fault until the 1 s moving average of
+// throughput first gets back to 90 % of its mean before the fault.
+func recoveryTime(tp []float64, fault time.Duration) (base float64, rec time.Duration, dip float64) {
+	fi := int(fault / (100 * time.Millisecond))
+	for _, v := range tp[max(0, fi-20):fi] {
+		base += v
+	}
+	base /= float64(min(20, fi))
+	dip = base
+	for i := fi; i+10 <= len(tp); i++ {
+		avg := 0.0
+		for _, v := range tp[i : i+10] {
+			avg += v
+		}
+		avg /= 10
+		dip = min(dip, avg)
+		if avg >= 0.9*base && i > fi {
+			return base, time.Duration(i+10-fi) * 100 * time.Millisecond, dip
+		}
+	}
+	return base, -1, dip
+}
+
+func TestServerKillUnderLoad(t *testing.T) {
+	env, _ := isolate(t)
+	c := up(t, env, 2, map[string]string{"txkv.heartbeat": "250ms", "txkv.session-timeout": "1s"})
+	l := txkvl.Launcher{}
+	ctx := context.Background()
+	if err := l.Refresh(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Nodes {
+		if n.Down || !strings.HasPrefix(n.Addr, "127.0.0.1:") {
+			t.Errorf("node after Up: %+v", n)
+		}
+	}
+	if n, _ := c.Node("s1"); n.Role != txkvl.RoleRegionServer {
+		t.Errorf("s1 role %q", n.Role)
+	}
+	cl := open(t, coordAddr(t, c))
+	defer cl.Close(ctx)
+	w := &workload{cl: cl, last: map[string]lastWrite{}, unknown: map[string]bool{}}
+	for i := 0; i < 2000; i++ {
+		w.keys = append(w.keys, fmt.Sprintf("user%d", 1000000+i*37813))
+	}
+	w.preload(t)
+
+	start := time.Now()
+	stop := make(chan struct{})
+	done := make(chan []int64)
+	go func() { done <- w.run(16, start, stop) }()
+	time.Sleep(4 * time.Second)
+	victim, _ := c.Node("s1")
+	faultAt := time.Since(start)
+	if err := launcher.Kill(ctx, victim.PID); err != nil {
+		t.Fatal(err)
+	}
+	victim.PID, victim.Down = 0, true
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err := l.WaitHealthy(wctx, c)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	healthyAt := time.Since(start)
+	time.Sleep(5 * time.Second)
+	close(stop)
+	times := <-done
+	end := time.Since(start)
+	w.verify(t)
+
+	tp := throughput(times, end)
+	base, rec, dip := recoveryTime(tp, faultAt)
+	t.Logf("server kill -9: throughput before %.0f txn/s, lowest 1 s average after %.0f txn/s; regions online again %.2fs after the kill; throughput back to 90%% after %.2fs",
+		base, dip, (healthyAt - faultAt).Seconds(), rec.Seconds())
+	if rec < 0 {
+		t.Errorf("throughput did not come back to 90%% of %.0f txn/s", base)
+	}
+	st, err := txkvl.Status(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, r := range st.Recoveries {
+		if r.Kind == "server" && r.Name == "s1" {
+			found = true
+			t.Logf("recovery of s1: %d regions, %d write-sets replayed after T_P %d, %v from detection to done",
+				r.Regions, r.Replayed, r.From, r.Done.Sub(r.Detected).Round(time.Millisecond))
+		}
+	}
+	if !found {
+		t.Error("no recovery of s1 recorded")
+	}
+	// the region comes back: s1 restarts and the cluster is healthy with it
+	if err := l.StartNode(ctx, env, c, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WaitHealthy(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Refresh(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.Node("s1"); n.Down {
+		t.Error("s1 down after restart")
+	}
+}
+
+func TestClientKillAfterCommitBeforeFlush(t *testing.T) {
+	env, _ := isolate(t)
+	c := up(t, env, 2, map[string]string{"txkv.heartbeat": "250ms", "txkv.session-timeout": "1s"})
+	ctx := context.Background()
+	addr := coordAddr(t, c)
+	const n = 50
+	cmd := exec.Command(os.Args[0], "crashclient", addr, strconv.Itoa(n))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "committed" {
+		cmd.Process.Kill()
+		t.Fatalf("crash client: %q", line)
+	}
+	cl := open(t, addr)
+	defer cl.Close(ctx)
+	// committed but never flushed: not visible yet
+	tx, _ := cl.Begin(ctx)
+	if _, ok, _ := tx.Read(ctx, "usertable", "user10cc0", nil); ok {
+		t.Fatal("unflushed write visible before the crash")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	for i := 0; i < n; i++ {
+		k, want := fmt.Sprintf("user%02dcc%d", 10+i%80, i), fmt.Sprintf("v%d", i)
+		for {
+			tx, err := cl.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _, err := tx.Read(ctx, "usertable", k, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(m["f"]) == want {
+				break
+			}
+			if time.Since(killed) > 20*time.Second {
+				t.Fatalf("key %s: %q after 20 s, want %q (replayed)", k, m["f"], want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	visible := time.Since(killed)
+	st, err := txkvl.Status(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range st.Recoveries {
+		if r.Kind == "client" && r.Name == "crashclient" {
+			t.Logf("client kill -9 after commit, before flush: %d write-sets replayed after T_F %d; replay took %v after detection; all %d writes visible %.2fs after the kill",
+				r.Replayed, r.From, r.Done.Sub(r.Detected).Round(time.Millisecond), n, visible.Seconds())
+			if r.Replayed != n {
+				t.Errorf("replayed %d, want %d", r.Replayed, n)
+			}
+		}
+	}
+}

@@ -1,0 +1,497 @@
+package txkv_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/txkv/client"
+	"github.com/faultbench/faultbench/internal/txkv/coord"
+	"github.com/faultbench/faultbench/internal/txkv/server"
+	"github.com/faultbench/faultbench/internal/txkv/wire"
+)
+
+// cluster is an in-process txkv cluster for unit tests of the protocol
+// (the launcher's tests run real processes).
+type cluster struct {
+	t       testing.TB
+	dir     string
+	coord   *coord.Coordinator
+	addr    string
+	cfg     wire.Config
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	servers map[string]*srv
+}
+
+type srv struct {
+	s      *server.Server
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func quiet() *log.Logger {
+	if testing.Verbose() {
+		return nil
+	}
+	return log.New(io.Discard, "", 0)
+}
+
+func listen(t testing.TB) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func startCluster(t testing.TB, servers int, cfg wire.Config) *cluster {
+	t.Helper()
+	c := &cluster{t: t, dir: t.TempDir(), cfg: cfg, servers: map[string]*srv{}}
+	co, err := coord.New(coord.Config{Listener: listen(t), Dir: filepath.Join(c.dir, "coord"), Storage: filepath.Join(c.dir, "storage"),
+		Servers: servers, Regions: 8, Cluster: cfg, NoSync: true, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.coord, c.addr = co, co.Addr()
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); co.Run(ctx) }()
+	for i := 1; i <= servers; i++ {
+		c.startServer(fmt.Sprintf("s%d", i))
+	}
+	t.Cleanup(c.stop)
+	c.waitOnline(10 * time.Second)
+	return c
+}
+
+func (c *cluster) startServer(name string) {
+	s, err := server.New(server.Config{Name: name, Listener: listen(c.t), Coordinator: c.addr, Storage: filepath.Join(c.dir, "storage"), NoSync: true, Logger: quiet()})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	x := &srv{s: s, cancel: cancel, done: make(chan error, 1)}
+	go func() { x.done <- s.Run(ctx) }()
+	c.mu.Lock()
+	c.servers[name] = x
+	c.mu.Unlock()
+}
+
+func (c *cluster) stop() {
+	c.mu.Lock()
+	var xs []*srv
+	for _, x := range c.servers {
+		xs = append(xs, x)
+	}
+	c.servers = map[string]*srv{}
+	c.mu.Unlock()
+	for _, x := range xs {
+		x.cancel()
+		<-x.done
+	}
+	c.cancel()
+	c.wg.Wait()
+}
+
+func (c *cluster) waitOnline(d time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		st := c.coord.Status()
+		all := len(st.Map.Regions) > 0
+		for _, r := range st.Map.Regions {
+			all = all && r.Online
+		}
+		if all {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("regions not online after %v: %+v", d, st.Map.Regions)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func testConfig(p wire.Persistence) wire.Config {
+	return wire.Config{Persistence: p, Heartbeat: 50 * time.Millisecond, SessionTimeout: 300 * time.Millisecond,
+		WALSyncInterval: 20 * time.Millisecond, MemstoreFlushBytes: 64 << 10}
+}
+
+func openClient(t testing.TB, addr string) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cl, err := client.Open(ctx, client.Config{Coordinator: addr, Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+func put(t *testing.T, cl *client.Client, kv map[string]string) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tx, err := cl.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range kv {
+		if err := tx.Write("t", k, map[string][]byte{"f": []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts, err := tx.Commit(ctx)
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	return ts
+}
+
+func get(t *testing.T, cl *client.Client, key string) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tx, err := cl.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok, err := tx.Read(ctx, "t", key, nil)
+	if err != nil {
+		t.Fatalf("read %s: %v", key, err)
+	}
+	return string(m["f"]), ok
+}
+
+// eventually retries f until it returns true.
+func eventually(t *testing.T, d time.Duration, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %v waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestBasicTransactions(t *testing.T) {
+	for _, p := range []wire.Persistence{wire.Async, wire.Sync} {
+		t.Run(string(p), func(t *testing.T) {
+			c := startCluster(t, 2, testConfig(p))
+			cl := openClient(t, c.addr)
+			defer cl.Close(context.Background())
+			put(t, cl, map[string]string{"user1": "a", "user5": "b", "user9": "c"})
+			eventually(t, 5*time.Second, "the write to be visible", func() bool {
+				v, ok := get(t, cl, "user5")
+				return ok && v == "b"
+			})
+			if _, ok := get(t, cl, "user7"); ok {
+				t.Error("missing key found")
+			}
+			// first committer wins
+			ctx := context.Background()
+			a, _ := cl.Begin(ctx)
+			b, _ := cl.Begin(ctx)
+			a.Write("t", "user1", map[string][]byte{"f": []byte("x")})
+			b.Write("t", "user1", map[string][]byte{"f": []byte("y")})
+			if _, err := a.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Commit(ctx); err != client.ErrAborted {
+				t.Fatalf("second committer: %v, want ErrAborted", err)
+			}
+			eventually(t, 5*time.Second, "x", func() bool { v, _ := get(t, cl, "user1"); return v == "x" })
+			// read your own writes, delete
+			tx, _ := cl.Begin(ctx)
+			tx.Write("t", "user2", map[string][]byte{"f": []byte("own")})
+			if m, ok, err := tx.Read(ctx, "t", "user2", nil); err != nil || !ok || string(m["f"]) != "own" {
+				t.Fatalf("own write: %v %v %v", m, ok, err)
+			}
+			tx.Delete("t", "user9")
+			if _, ok, _ := tx.Read(ctx, "t", "user9", nil); ok {
+				t.Error("own delete not seen")
+			}
+			if _, err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 5*time.Second, "delete", func() bool { _, ok := get(t, cl, "user9"); return !ok })
+			st := c.coord.Status()
+			if st.Commits < 3 || st.Aborts != 1 {
+				t.Errorf("commits %d aborts %d", st.Commits, st.Aborts)
+			}
+		})
+	}
+}
+
+func (c *cluster) crashServer(name string) {
+	c.mu.Lock()
+	x := c.servers[name]
+	delete(c.servers, name)
+	c.mu.Unlock()
+	x.s.Crash()
+	if err := <-x.done; err != server.ErrCrashed {
+		c.t.Errorf("server %s: Run returned %v after Crash", name, err)
+	}
+}
+
+// history remembers, per key, the acknowledged commits (value, ts) and
+// the keys written by commits whose outcome is unknown.
+type history struct {
+	mu   sync.Mutex
+	last map[string]struct {
+		v  string
+		ts uint64
+	}
+	unknown map[string]bool
+	acked   int
+}
+
+func newHistory() *history {
+	return &history{last: map[string]struct {
+		v  string
+		ts uint64
+	}{}, unknown: map[string]bool{}}
+}
+
+// load runs writers that each commit transactions of 3 writes to random
+// keys, until stop is closed.
+func load(t *testing.T, cl *client.Client, h *history, writers int, stop <-chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				tx, err := cl.Begin(ctx)
+				if err != nil {
+					cancel()
+					continue
+				}
+				keys := map[string]string{}
+				for j := 0; j < 3; j++ {
+					k := fmt.Sprintf("user%d", 10+(w*7919+i*104729+j*31)%90)
+					keys[k] = fmt.Sprintf("w%d-%d", w, i)
+					tx.Write("t", k, map[string][]byte{"f": []byte(keys[k])})
+				}
+				ts, err := tx.Commit(ctx)
+				cancel()
+				h.mu.Lock()
+				switch {
+				case err == nil:
+					h.acked++
+					for k, v := range keys {
+						if ts > h.last[k].ts {
+							h.last[k] = struct {
+								v  string
+								ts uint64
+							}{v, ts}
+						}
+					}
+				case err != client.ErrAborted:
+					for k := range keys {
+						h.unknown[k] = true
+					}
+				}
+				h.mu.Unlock()
+			}
+		}()
+	}
+	return &wg
+}
+
+// verify reads every key and checks it holds the last acknowledged value.
+func (h *history) verify(t *testing.T, cl *client.Client) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lost := 0
+	for k, want := range h.last {
+		if h.unknown[k] {
+			continue
+		}
+		var got string
+		eventually(t, 10*time.Second, "the last write to "+k, func() bool {
+			v, _ := get(t, cl, k)
+			got = v
+			return v == want.v
+		})
+		if got != want.v {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d keys lost their last acknowledged write", lost, len(h.last))
+	}
+	t.Logf("%d acknowledged commits, %d keys checked, %d keys with unknown outcomes", h.acked, len(h.last), len(h.unknown))
+}
+
+// TestServerCrashRecovery: a server crashes under load, losing the WAL
+// records it had not synced; its regions are reassigned, recovered from
+// its WAL and by the transactional replay, and no acknowledged commit is
+// lost.
+func TestServerCrashRecovery(t *testing.T) {
+	cfg := testConfig(wire.Async)
+	cfg.Heartbeat = 100 * time.Millisecond
+	cfg.SessionTimeout = 400 * time.Millisecond
+	cfg.WALSyncInterval = time.Minute // only heartbeats persist: the crash loses up to a heartbeat of writes
+	c := startCluster(t, 3, cfg)
+	cl := openClient(t, c.addr)
+	defer cl.Close(context.Background())
+	h := newHistory()
+	stop := make(chan struct{})
+	wg := load(t, cl, h, 8, stop)
+	time.Sleep(500 * time.Millisecond)
+	c.crashServer("s1")
+	crashed := time.Now()
+	eventually(t, 15*time.Second, "the server's recovery", func() bool {
+		for _, r := range c.coord.Status().Recoveries {
+			if r.Kind == "server" {
+				return true
+			}
+		}
+		return false
+	})
+	c.waitOnline(10 * time.Second)
+	t.Logf("regions back online %v after the crash", time.Since(crashed).Round(time.Millisecond))
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	h.verify(t, cl)
+	var rec wire.Recovery
+	for _, r := range c.coord.Status().Recoveries {
+		rec = r
+	}
+	t.Logf("recovery: %+v", rec)
+	if rec.Regions == 0 {
+		t.Error("no region recovered")
+	}
+	if rec.Replayed == 0 {
+		t.Error("nothing replayed: the test did not exercise the transactional replay")
+	}
+	// the restarted server registers anew and the cluster stays healthy
+	c.startServer("s1")
+	eventually(t, 5*time.Second, "s1 to register again", func() bool {
+		for _, s := range c.coord.Status().Servers {
+			if s.Name == "s1" && s.Live {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestClientCrashReplay: a client commits and crashes before flushing; the
+// recovery manager replays its write-sets after T_F(c).
+func TestClientCrashReplay(t *testing.T) {
+	c := startCluster(t, 2, testConfig(wire.Async))
+	ctx := context.Background()
+	crashy, err := client.Open(ctx, client.Config{Coordinator: c.addr, Name: "crashy", SkipFlush: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i := 0; i < 20; i++ {
+		k := fmt.Sprintf("user%d", 10+i*4)
+		want[k] = fmt.Sprintf("v%d", i)
+		put(t, crashy, map[string]string{k: want[k]})
+	}
+	crashy.Abandon()
+	crashed := time.Now()
+	cl := openClient(t, c.addr)
+	defer cl.Close(ctx)
+	eventually(t, 10*time.Second, "the client's recovery", func() bool {
+		for _, r := range c.coord.Status().Recoveries {
+			if r.Kind == "client" && r.Name == "crashy" {
+				if r.Replayed != 20 {
+					t.Errorf("replayed %d write-sets, want 20", r.Replayed)
+				}
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("client recovered %v after the crash", time.Since(crashed).Round(time.Millisecond))
+	for k, v := range want {
+		eventually(t, 5*time.Second, k, func() bool { got, _ := get(t, cl, k); return got == v })
+	}
+	if st := c.coord.Status(); st.Visible < st.Now {
+		t.Errorf("visibility stuck at %d (oracle at %d)", st.Visible, st.Now)
+	}
+}
+
+func TestReplaySetRestrictedToRegion(t *testing.T) {
+	regs := wire.DefaultSplits(4) // ["",user30) [user30,user51) [user51,user71) [user71,∞)
+	w := func(k string) wire.Write { return wire.Write{Table: "t", Key: k} }
+	recs := []wire.TxnRecord{
+		{TS: 11, Writes: []wire.Write{w("user12"), w("user35"), w("user80")}},
+		{TS: 12, Writes: []wire.Write{w("user40")}},
+		{TS: 13, Writes: []wire.Write{w("user10"), w("user99")}},
+		{TS: 14, Writes: []wire.Write{w("user30"), w("user50"), w("user51")}},
+	}
+	got := coord.ReplaySet(recs, regs[1])
+	if len(got) != 3 || got[0].TS != 11 || got[1].TS != 12 || got[2].TS != 14 {
+		t.Fatalf("replay set: %+v", got)
+	}
+	if len(got[0].Writes) != 1 || got[0].Writes[0].Key != "user35" {
+		t.Errorf("ts 11: %+v", got[0].Writes)
+	}
+	if len(got[2].Writes) != 2 || got[2].Writes[0].Key != "user30" || got[2].Writes[1].Key != "user50" {
+		t.Errorf("ts 14: %+v", got[2].Writes)
+	}
+	if len(coord.ReplaySet(recs[1:2], regs[0])) != 0 {
+		t.Error("a write-set without writes in the region must be skipped")
+	}
+}
+
+// TestOracleSurvivesRestart: a restarted coordinator never issues a
+// timestamp it may have issued before.
+func TestOracleSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	var last uint64
+	for round := 0; round < 2; round++ {
+		co, err := coord.New(coord.Config{Listener: listen(t), Dir: dir, Storage: filepath.Join(dir, "storage"),
+			Servers: 1, Regions: 1, Cluster: testConfig(wire.Async), NoSync: true, Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now := co.Status().Now; round > 0 && now <= last {
+			t.Fatalf("round %d: oracle at %d, previous run reached %d", round, now, last)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- co.Run(ctx) }()
+		// commit something so the oracle moves
+		cl := openClientStart(t, co)
+		put(t, cl, map[string]string{"user5": "x"})
+		cl.Abandon()
+		last = co.Status().Now
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// openClientStart opens a client on a coordinator without servers: a
+// commit needs only the coordinator (the flush waits in the background).
+func openClientStart(t *testing.T, co *coord.Coordinator) *client.Client {
+	t.Helper()
+	return openClient(t, co.Addr())
+}

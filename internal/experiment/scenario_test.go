@@ -116,8 +116,8 @@ const leaderKill = `
 name: test-etcd-leader-kill
 target: {kind: etcd, nodes: 3, options: {etcd.election-timeout: 1000ms, etcd.heartbeat-interval: 100ms}}
 workload: {ycsb: workloada, properties: {recordcount: "1000", requestdistribution: zipfian}}
-load: {threads: 4, rate: 100, warmup: 2s, window: 50ms}
-schedule: {fault: kill, node: leader, steady: 8s, down: 16s, after: 4s}
+load: {threads: 8, rate: 200, warmup: 2s, window: 100ms}
+schedule: {fault: kill, node: leader, steady: 8s, down: 18s, after: 4s}
 checks: [lost-writes]
 `
 

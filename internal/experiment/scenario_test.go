@@ -157,7 +157,11 @@ func TestEtcdLeaderKill(t *testing.T) {
 	if f.DowntimeMs <= 0 || f.DowntimeMs >= 10000 {
 		t.Errorf("downtime %.0f ms, want in (0, 10 s)", f.DowntimeMs)
 	}
-	if f.RecoveryMs < 0 {
+	// Recovery is defined against a cluster that kept up before the fault;
+	// on a machine so busy that it did not, there is nothing to recover to.
+	if base := sum.Analysis.BaselineOps; base < 0.9*sum.TargetOps {
+		t.Logf("baseline %.0f of %.0f ops/s: the machine is too busy to judge recovery; not asserted", base, sum.TargetOps)
+	} else if f.RecoveryMs < 0 {
 		t.Errorf("recovery not reported: %+v", f)
 	}
 	evs, err := event.ReadFile(filepath.Join(res.Dir, "events.jsonl"))

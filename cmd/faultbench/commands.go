@@ -195,7 +195,7 @@ func (a *app) cleanup(ctx context.Context, args []string) error {
 // node implements the hidden `node KIND ...` that launchers spawn.
 func (a *app) node(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("node needs a kind (etcd)")
+		return usagef("node needs a kind (etcd, txkv-coordinator, txkv-server)")
 	}
 	switch args[0] {
 	case "etcd":
@@ -205,7 +205,7 @@ func (a *app) node(ctx context.Context, args []string) error {
 	case "txkv-server":
 		return txkvlauncher.RunServer(ctx, args[1:])
 	case "--help", "-h", "-help":
-		fmt.Fprintln(a.stdout, "Usage: faultbench node etcd FLAGS (internal: launchers run database nodes with it)")
+		fmt.Fprintln(a.stdout, "Usage: faultbench node etcd|txkv-coordinator|txkv-server FLAGS (internal: launchers run database nodes with it)")
 		return flag.ErrHelp
 	}
 	return usagef("unknown node kind %q", args[0])

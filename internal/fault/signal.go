@@ -37,7 +37,7 @@ func ownedProcess(t *Target, name string) (launcher.Node, error) {
 	if n.PID <= 0 || !launcher.Alive(n.PID) {
 		return n, fmt.Errorf("%s is not running (recorded pid %d)", name, n.PID)
 	}
-	if len(n.Argv) > 0 && !launcher.CmdlineContains(n.PID, filepath.Base(n.Argv[0])) {
+	if !launcher.RunsNode(&n) {
 		return n, fmt.Errorf("%s: pid %d is no longer its process (command line lacks %q)", name, n.PID, filepath.Base(n.Argv[0]))
 	}
 	return n, nil

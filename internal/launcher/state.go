@@ -132,7 +132,7 @@ func Down(ctx context.Context, c *Cluster, grace time.Duration) error {
 	var first error
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if n.PID > 0 && Alive(n.PID) && (len(n.Argv) == 0 || CmdlineContains(n.PID, filepath.Base(n.Argv[0]))) {
+		if RunsNode(n) {
 			if err := Terminate(ctx, n.PID, grace); err != nil && first == nil {
 				first = fmt.Errorf("stopping %s (pid %d): %w", n.Name, n.PID, err)
 			}

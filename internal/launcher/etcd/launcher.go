@@ -306,12 +306,7 @@ func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cl
 
 // running reports whether n's recorded process runs and is a member process
 // (guarding against a reused pid).
-func running(n *launcher.Node) bool {
-	if n.PID <= 0 || !launcher.Alive(n.PID) {
-		return false
-	}
-	return len(n.Argv) == 0 || launcher.CmdlineContains(n.PID, filepath.Base(n.Argv[0]))
-}
+func running(n *launcher.Node) bool { return launcher.RunsNode(n) }
 
 // logTail returns the last lines of a log file, indented, for error messages.
 func logTail(path string) string {

@@ -400,16 +400,7 @@ func waitRegistered(ctx context.Context, c *launcher.Cluster, n *launcher.Node) 
 // running reports whether n's recorded process runs and is a node process
 // (guarding against a reused pid). A process whose command line reads
 // empty is in the middle of exec (just spawned) and counts as running.
-func running(n *launcher.Node) bool {
-	if n.PID <= 0 || !launcher.Alive(n.PID) {
-		return false
-	}
-	if len(n.Argv) == 0 || launcher.CmdlineContains(n.PID, filepath.Base(n.Argv[0])) {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(n.PID) + "/cmdline")
-	return err == nil && len(b) == 0
-}
+func running(n *launcher.Node) bool { return launcher.RunsNode(n) }
 
 // logTail returns the last lines of a log file, indented, for error messages.
 func logTail(path string) string {

@@ -143,8 +143,12 @@ type FaultMetrics struct {
 	// DownAtSpanEnd is true when the last window of the fault span is still
 	// down (seed 004 reports such downtime as ∞).
 	DownAtSpanEnd bool `json:"down_at_span_end"`
-	// LongestGapMs is the longest run of consecutive windows of the fault
-	// span without a successful operation.
+	// LongestGapMs is the longest interval without a successful operation
+	// that overlaps the fault span, from the windows' first and last
+	// success times (exact for gaps of a window or longer; a gap that began
+	// before the fault counts from its beginning). For windows.csv files
+	// without those times it is the longest run of consecutive windows
+	// without a success.
 	LongestGapMs float64 `json:"longest_gap_ms"`
 	// FailoverMs is from the fault to the end of the span's first downtime
 	// stretch; 0 if there was none.
@@ -439,6 +443,9 @@ func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, fai
 			downAtEnd = isDown
 		}
 	}
+	if exact, ok := a.exactGap(idx); ok {
+		gap = exact
+	}
 	downMs, gapMs, failMs = ms(down), ms(gap), 0
 	if firstEnd >= 0 {
 		failMs = ms(max(0, firstEnd-at))
@@ -447,6 +454,42 @@ func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, fai
 		downMs, failMs, downAtEnd = -1, -1, false
 	}
 	return downMs, gapMs, failMs, downAtEnd
+}
+
+// exactGap is the longest interval without a successful completion that
+// overlaps the windows idx: from the last success before them (or the
+// first window's start, if there was none) through each success in them to
+// the end of the last window, taken from the windows' first and last
+// success times. Gaps inside one window are invisible, so it is exact for
+// every gap at least one window long. ok is false when a window involved
+// lacks those times (a windows.csv from before they were recorded); the
+// caller then counts windows without a success instead.
+func (a *analyzer) exactGap(idx []int) (gap time.Duration, ok bool) {
+	if len(idx) == 0 {
+		return 0, true
+	}
+	last := a.s[idx[0]].start
+	for i := idx[0] - 1; i >= 0; i-- {
+		if r := a.s[i].all; r.OK > 0 {
+			if !r.OKTimes {
+				return 0, false
+			}
+			last = r.LastOK
+			break
+		}
+	}
+	for _, i := range idx {
+		r := a.s[i].all
+		if r.OK == 0 {
+			continue
+		}
+		if !r.OKTimes {
+			return 0, false
+		}
+		gap = max(gap, r.FirstOK-last)
+		last = max(last, r.LastOK)
+	}
+	return max(gap, a.s[idx[len(idx)-1]].end-last), true
 }
 
 // holdFrom returns the position k in idx of the first window from which

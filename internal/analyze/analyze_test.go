@@ -799,3 +799,57 @@ func TestBandSmoothing(t *testing.T) {
 		t.Errorf("downtime %v, want 1000 (raw windows)", sm.DowntimeMs)
 	}
 }
+
+// TestExactLongestGap: with the windows' first and last success times the
+// longest gap is the real interval without a success, not a whole number of
+// windows, and it counts from the last success before the fault; without
+// them it falls back to counting empty windows.
+func TestExactLongestGap(t *testing.T) {
+	ms := time.Millisecond
+	// 100 ms windows at 1000 ops/s; the last success before the outage
+	// completes at 29.985 s, the kill is at 30 s, the first success after it
+	// at 31.437 s: a gap of 1.452 s, of which 13 whole windows are empty.
+	lastBefore, firstAfter := 29985*ms, 31437*ms
+	withTimes := func(rows []measure.WindowRow) []measure.WindowRow {
+		for i := range rows {
+			r := &rows[i]
+			r.OKTimes = true
+			switch {
+			case r.End <= 30*sec:
+				r.FirstOK, r.LastOK = r.Start+ms, r.End-15*ms
+			case r.Start >= 31400*ms:
+				r.FirstOK, r.LastOK = r.Start+ms, r.End-ms
+			}
+			if r.Start == 31400*ms {
+				r.FirstOK = firstAfter
+			}
+		}
+		return rows
+	}
+	profile := func(t time.Duration) point {
+		p := point{ops: 1000, mean: 1000, p50: 1000, p99: 2000, maxUs: 3000}
+		if in(t, 30*sec, 31400*ms) {
+			p.ops = 0
+		}
+		return p
+	}
+	tests := []struct {
+		name  string
+		times bool
+		want  float64
+	}{
+		{"exact from success times", true, float64((firstAfter - lastBefore) / ms)},
+		{"whole empty windows without them", false, 1400},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := gen(100*ms, 60*sec, 0, profile)
+			if tc.times {
+				rows = withTimes(rows)
+			}
+			m := mustAnalyze(t, rows, killStart(30*sec, -1), exactParams()).Faults[0]
+			eq(t, "LongestGapMs", m.LongestGapMs, tc.want)
+			eq(t, "DowntimeMs", m.DowntimeMs, 1400)
+		})
+	}
+}

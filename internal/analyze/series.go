@@ -106,8 +106,18 @@ func synthesiseAll(s slot) measure.WindowRow {
 		a.Phase = measure.PhaseRun
 	}
 	var w float64
+	a.OKTimes = len(s.ops) > 0
 	for _, r := range s.ops {
 		a.Index = r.Index
+		a.OKTimes = a.OKTimes && r.OKTimes
+		if r.OK > 0 && r.OKTimes {
+			if a.OK == 0 || r.FirstOK < a.FirstOK {
+				a.FirstOK = r.FirstOK
+			}
+			if a.OK == 0 || r.LastOK > a.LastOK {
+				a.LastOK = r.LastOK
+			}
+		}
 		a.OK += r.OK
 		a.Behind += r.Behind
 		for c := range a.Errors {

@@ -48,9 +48,21 @@ type Collector struct {
 
 // aggregate is one operation's (or ALL's) data of the window being closed.
 type aggregate struct {
-	counts   [driver.NumClasses]int64
-	behind   int64
-	lat, svc *hdrhistogram.Histogram
+	counts          [driver.NumClasses]int64
+	behind          int64
+	firstOK, lastOK time.Duration // valid when counts[driver.OK] > 0
+	lat, svc        *hdrhistogram.Histogram
+}
+
+// addOKSpan widens a's first/last success times by those of o, which holds
+// ok > 0 successes. Call before adding o's counts.
+func (a *aggregate) addOKSpan(o *opSlot) {
+	if a.counts[driver.OK] == 0 || o.firstOK < a.firstOK {
+		a.firstOK = o.firstOK
+	}
+	if a.counts[driver.OK] == 0 || o.lastOK > a.lastOK {
+		a.lastOK = o.lastOK
+	}
 }
 
 func (a *aggregate) ensure() {
@@ -265,6 +277,10 @@ func (c *Collector) absorb(i int, sl *slot, run bool) {
 		a := &c.agg[op]
 		a.ensure()
 		c.all.ensure()
+		if o.counts[driver.OK] > 0 {
+			a.addOKSpan(o)
+			c.all.addOKSpan(o)
+		}
 		for cls, v := range o.counts {
 			a.counts[cls] += v
 			c.all.counts[cls] += v
@@ -322,6 +338,11 @@ func (a *aggregate) row(base WindowRow, op string) WindowRow {
 		r.Errors[cls] = a.counts[cls]
 	}
 	r.Behind = a.behind
+	r.OKTimes = true
+	if r.OK > 0 {
+		// µs, as written to windows.csv
+		r.FirstOK, r.LastOK = a.firstOK.Round(time.Microsecond), a.lastOK.Round(time.Microsecond)
+	}
 	if a.lat != nil && a.lat.TotalCount() > 0 {
 		ps := [...]float64{50, 90, 95, 99, 99.9}
 		v := a.lat.ValueAtPercentilesSlice(ps[:])

@@ -189,6 +189,17 @@ type WindowRow struct {
 	MeanUs, P50Us, P90Us, P95Us, P99Us, P999Us, MaxUs float64
 	// Service time (from the actual start) of successful operations, µs.
 	SvcMeanUs, SvcP99Us float64
+	// FirstOK and LastOK are when the window's first and last successful
+	// operations completed, since Config.Start (columns first_ok_ms and
+	// last_ok_ms, empty when OK is 0). A completion can precede Start when
+	// it arrived late for an already closed window. They are valid when
+	// OKTimes is set and OK > 0; OKTimes is false for rows of a windows.csv
+	// written before these columns existed, and for rows made by hand.
+	// From them the longest interval without a success is exact whenever
+	// it is at least one window long (analyze's longest gap).
+	FirstOK, LastOK time.Duration
+	// OKTimes reports whether FirstOK and LastOK were recorded.
+	OKTimes bool
 	// Partial is true for a last window cut short by the end of the run
 	// (End-Start shorter than the window). Not a column: ReadWindows derives
 	// it from the row's length.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -444,6 +445,62 @@ func TestReadWindowsRoundTrip(t *testing.T) {
 	}
 }
 
+// TestOKTimes: every window records when its first and last success
+// completed (per op and for ALL), and reading a windows.csv of the format
+// before those columns gives rows without them.
+func TestOKTimes(t *testing.T) {
+	c := newCollector(t, func(cfg *Config) { cfg.Ops = []string{"READ", "UPDATE"} })
+	rec := c.Recorder(0)
+	rec.Record(ok(0, 12.5, 1, 1))
+	rec.Record(ok(1, 30, 1, 1))
+	rec.Record(ok(0, 87.25, 1, 1))
+	rec.Record(failed(0, driver.Timeout, 95)) // a failure does not count
+	c.Recorder(1).Record(ok(1, 8, 1, 1))
+	rec.Record(failed(0, driver.Timeout, 150)) // window 1: failures only
+	finish(t, c, 200)
+	rows := c.Windows()
+	type want struct {
+		ok          int64
+		first, last time.Duration
+	}
+	wants := map[string]want{
+		"0/READ":   {2, 12500 * time.Microsecond, 87250 * time.Microsecond},
+		"0/UPDATE": {2, 8 * time.Millisecond, 30 * time.Millisecond},
+		"0/ALL":    {4, 8 * time.Millisecond, 87250 * time.Microsecond},
+		"1/READ":   {0, 0, 0},
+		"1/ALL":    {0, 0, 0},
+	}
+	for _, r := range rows {
+		key := fmt.Sprintf("%d/%s", r.Index, r.Op)
+		w, found := wants[key]
+		if !found {
+			continue
+		}
+		delete(wants, key)
+		if !r.OKTimes || r.OK != w.ok || r.FirstOK != w.first || r.LastOK != w.last {
+			t.Errorf("%s: ok %d first %v last %v (OKTimes %v), want %d %v %v", key, r.OK, r.FirstOK, r.LastOK, r.OKTimes, w.ok, w.first, w.last)
+		}
+	}
+	if len(wants) != 0 {
+		t.Errorf("rows missing: %v", wants)
+	}
+
+	t.Run("old format", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "windows.csv")
+		old := windowsHeaderV1 + "\n0,100,run,ALL,3,0,0,0,0,0,0,1,1,1,1,1,1,1,1,1\n"
+		if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadWindows(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].OK != 3 || got[0].OKTimes {
+			t.Errorf("old-format rows %+v, want one row with OK 3 and no success times", got)
+		}
+	})
+}
+
 func TestReadWindowsErrors(t *testing.T) {
 	tests := []struct {
 		name, content, want string
@@ -451,8 +508,10 @@ func TestReadWindowsErrors(t *testing.T) {
 		{"empty", "", "no header"},
 		{"wrong header", "a,b\n", "header"},
 		{"short row", WindowsHeader + "\n0,100,run,ALL\n", "line 2"},
-		{"bad number", WindowsHeader + "\n0,100,run,ALL,x,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n", "column 5"},
-		{"bad phase", WindowsHeader + "\n0,100,later,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n", "phase"},
+		{"bad number", WindowsHeader + "\n0,100,run,ALL,x,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,\n", "column 5"},
+		{"bad phase", WindowsHeader + "\n0,100,later,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,2\n", "phase"},
+		{"successes without times", WindowsHeader + "\n0,100,run,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,\n", "column 21"},
+		{"last before first", WindowsHeader + "\n0,100,run,ALL,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,50,40\n", "last_ok_ms before first_ok_ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,7 +19,11 @@ import (
 )
 
 // WindowsHeader is the header row of windows.csv.
-const WindowsHeader = "start_ms,end_ms,phase,op,ok,err_timeout,err_unavailable,err_conflict,err_rejected,err_other,behind,mean_us,p50_us,p90_us,p95_us,p99_us,p999_us,max_us,svc_mean_us,svc_p99_us"
+const WindowsHeader = windowsHeaderV1 + ",first_ok_ms,last_ok_ms"
+
+// windowsHeaderV1 is the header of windows.csv files written before the
+// first_ok_ms and last_ok_ms columns; ReadWindows still reads them.
+const windowsHeaderV1 = "start_ms,end_ms,phase,op,ok,err_timeout,err_unavailable,err_conflict,err_rejected,err_other,behind,mean_us,p50_us,p90_us,p95_us,p99_us,p999_us,max_us,svc_mean_us,svc_p99_us"
 
 // ClientsHeader is the header row of clients.csv.
 const ClientsHeader = "client,ok,errors,mean_us,p50_us,p95_us,p99_us,max_us,throughput_ops"
@@ -257,6 +261,12 @@ func appendRow(b []byte, r *WindowRow) []byte {
 		b = append(b, ',')
 		b = appendFloat(b, v)
 	}
+	for _, d := range [...]time.Duration{r.FirstOK, r.LastOK} {
+		b = append(b, ',')
+		if r.OK > 0 && r.OKTimes {
+			b = appendMs(b, d)
+		}
+	}
 	return append(b, '\n')
 }
 
@@ -287,7 +297,8 @@ func ReadWindows(path string) ([]WindowRow, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if got := strings.Join(head, ","); got != WindowsHeader {
+	got := strings.Join(head, ",")
+	if got != WindowsHeader && got != windowsHeaderV1 {
 		return nil, fmt.Errorf("%s: line 1: header %q, want %q", path, got, WindowsHeader)
 	}
 	want := len(head)
@@ -382,6 +393,16 @@ func parseRow(rec []string) (WindowRow, error) {
 	r.Behind = integer()
 	for _, p := range []*float64{&r.MeanUs, &r.P50Us, &r.P90Us, &r.P95Us, &r.P99Us, &r.P999Us, &r.MaxUs, &r.SvcMeanUs, &r.SvcP99Us} {
 		*p = float()
+	}
+	if col+2 <= len(rec) && err == nil {
+		r.OKTimes = true
+		if rec[col] != "" || rec[col+1] != "" || r.OK > 0 {
+			r.FirstOK = ms()
+			r.LastOK = ms()
+			if err == nil && r.LastOK < r.FirstOK {
+				err = fmt.Errorf("column %d: last_ok_ms before first_ok_ms", col)
+			}
+		}
 	}
 	return r, err
 }

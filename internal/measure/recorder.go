@@ -36,9 +36,13 @@ type slot struct {
 }
 
 type opSlot struct {
-	counts   [driver.NumClasses]int64 // by class, OK included
-	behind   int64
-	lat, svc *hdrhistogram.PackedHistogram // allocated at the first OK sample, then reused
+	counts [driver.NumClasses]int64 // by class, OK included
+	behind int64
+	// firstOK and lastOK are the completion times (since the recorder's
+	// start) of the slot's first and last successful operation; valid
+	// when counts[driver.OK] > 0.
+	firstOK, lastOK time.Duration
+	lat, svc        *hdrhistogram.PackedHistogram // allocated at the first OK sample, then reused
 }
 
 func newSlot(nops int) *slot { return &slot{ops: make([]opSlot, nops)} }
@@ -76,8 +80,9 @@ func (r *Recorder) Record(s Sample) {
 	lat, latClamped := micros(s.Ended.Sub(intended))
 	svc, svcClamped := micros(s.Ended.Sub(started))
 	var w int64
-	if d := s.Ended.Sub(r.start); d > 0 {
-		w = int64(d / r.window)
+	ended := s.Ended.Sub(r.start)
+	if ended > 0 {
+		w = int64(ended / r.window)
 	}
 	class := s.Class
 	if class >= driver.NumClasses {
@@ -94,6 +99,14 @@ func (r *Recorder) Record(s Sample) {
 		sl = r.slotFor(w)
 	}
 	o := &sl.ops[s.Op]
+	if class == driver.OK {
+		if o.counts[driver.OK] == 0 || ended < o.firstOK {
+			o.firstOK = ended
+		}
+		if o.counts[driver.OK] == 0 || ended > o.lastOK {
+			o.lastOK = ended
+		}
+	}
 	o.counts[class]++
 	if s.Behind {
 		o.behind++

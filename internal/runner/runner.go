@@ -249,8 +249,10 @@ func (w *worker) loop(ctx context.Context) {
 		}
 		if !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
 			if w.interval > 0 {
-				// operations due before the end that could not even start
-				w.dropped += int64(w.deadline.Sub(intended)/w.interval) + 1
+				// operations due before the end that could not even start:
+				// intended, intended+interval, ... while before the deadline
+				left := w.deadline.Sub(intended)
+				w.dropped += int64((left + w.interval - 1) / w.interval)
 			}
 			w.timeUp = true
 			return

@@ -13,7 +13,11 @@
 // background; in sync persistence Commit returns once every server has
 // applied and persisted it. A client the recovery manager declared failed
 // registers again under a new id; the recovery manager replays what the
-// failed incarnation committed and had not flushed.
+// failed incarnation committed and had not flushed. A restarted
+// coordinator does not know the client any more: it registers again too,
+// a commit whose answer was lost is asked again under the old id (the
+// coordinator answers from its log), and Begin and Commit wait (within
+// their contexts) while the coordinator is down or replays its log.
 package client
 
 import (
@@ -387,17 +391,30 @@ func (c *Client) Begin(ctx context.Context) (*Txn, error) {
 	for attempt := 0; ; attempt++ {
 		in, err := c.current(ctx)
 		if err != nil {
-			return nil, err
+			// registering failed (the coordinator is down): wait for it
+			if serr := sleep(ctx, backoff(attempt)+10*time.Millisecond); serr != nil {
+				return nil, err
+			}
+			continue
 		}
 		var rep wire.BeginReply
-		if err := c.coord.Call(ctx, "Coord.Begin", &wire.ClientArgs{ClientID: in.id}, &rep); err != nil {
-			return nil, fmt.Errorf("txkv begin: %w", err)
-		}
-		switch rep.Code {
-		case wire.OK:
+		err = c.coord.Call(ctx, "Coord.Begin", &wire.ClientArgs{ClientID: in.id}, &rep)
+		switch {
+		case err != nil, rep.Code == wire.Unavailable:
+			// the coordinator is down or recovering after a restart: wait
+			// for it as long as ctx allows
+			if err == nil {
+				err = rep.Err()
+			}
+			if serr := sleep(ctx, backoff(attempt)+10*time.Millisecond); serr != nil {
+				return nil, fmt.Errorf("txkv begin: %w (last: %v)", serr, err)
+			}
+			continue
+		case rep.Code == wire.OK:
 			in.tr.Observe(rep.StartTS)
 			return &Txn{c: c, in: in, startTS: rep.StartTS}, nil
-		case wire.Dead, wire.Unknown:
+		case rep.Code == wire.Dead, rep.Code == wire.Unknown:
+			// declared failed, or unknown to a restarted coordinator
 			c.declaredDead(in)
 			if attempt < 3 {
 				continue
@@ -570,16 +587,22 @@ func (c *Client) commitAndFlush(in *incarnation, args *wire.CommitArgs, res chan
 		ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 		err := c.coord.Call(ctx, "Coord.Commit", args, &rep)
 		cancel()
-		if err == nil {
+		if err == nil && rep.Code == wire.Unavailable {
+			// not decided: the coordinator replays its log after a
+			// restart; the same txn id is asked again
+			err = rep.Err()
+		} else if err == nil {
 			break
 		}
-		if c.ctx.Err() != nil || in.dead.Load() {
+		if c.ctx.Err() != nil {
 			// The outcome stays unknown: the commit stays in flight for
 			// T_F, so that the recovery manager replays it if it committed.
 			res <- commitResult{err: fmt.Errorf("%w: %v", ErrUnknownOutcome, err)}
 			return
 		}
-		_ = sleep(c.ctx, backoff(attempt))
+		// Even an incarnation declared failed meanwhile keeps asking: a
+		// restarted coordinator answers a commit it logged with its outcome.
+		_ = sleep(c.ctx, backoff(attempt)+10*time.Millisecond)
 	}
 	in.endTxn(args.TxnID)
 	switch rep.Code {

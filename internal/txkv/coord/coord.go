@@ -10,6 +10,12 @@
 // region master (key ranges to servers, round-robin reassignment of a
 // failed server's regions, the region-open hook).
 //
+// Membership and the region map (what the paper keeps in ZooKeeper) are
+// kept in a metadata file next to the recovery log; a restarted
+// coordinator rebuilds its state from that file, the log and the servers'
+// heartbeats, and replays the logged write-sets before it serves
+// transactions again (restart.go).
+//
 // Snapshot visibility: with deferred updates a committed write-set reaches
 // the servers only after the commit, so a snapshot may only include
 // transactions whose write-sets have been flushed. Clients report flushed
@@ -43,7 +49,9 @@ import (
 type Config struct {
 	// Listener is where the coordinator serves (127.0.0.1:port).
 	Listener net.Listener
-	// Dir holds the recovery log (the transaction manager's own stable storage).
+	// Dir is the coordinator's own stable storage: the recovery log, the
+	// timestamp reservation and the metadata (membership, region map). A
+	// coordinator started on a Dir that holds them is a restart.
 	Dir string
 	// Storage is the shared storage directory (server WALs, region files).
 	Storage string
@@ -151,6 +159,19 @@ type Coordinator struct {
 	aborts     uint64
 	tstarP     uint64
 	reserved   uint64 // the oracle may issue timestamps below this without a write
+	idsBelow   uint64 // ids below this may have been handed out (persisted in the metadata)
+
+	// restart state (restart.go)
+	logged        map[uint64]map[uint64]uint64 // client -> txn -> commit ts, from the log at the start
+	loggedN       int                          // write-sets in the log at the start
+	conflictFloor uint64                       // commits with an older snapshot abort (their conflicts are unknown)
+	floorF        uint64                       // T*_F while recovering
+	recovering    bool                         // replaying the log after a restart: no Begin, no Commit
+	restarted     bool                         // the metadata existed at the start
+	started0      time.Time
+	crashed       bool
+	crash         chan struct{}
+	crashOnce     sync.Once
 }
 
 // tsoBlock is how many timestamps one reservation covers.
@@ -176,6 +197,9 @@ func readTSO(path string) (uint64, error) {
 // reserveLocked durably reserves the next block of timestamps; mu held
 // (or not yet shared).
 func (c *Coordinator) reserveLocked() error {
+	if c.crashed {
+		return errors.New("timestamp reservation: crashed")
+	}
 	next := c.now + tsoBlock
 	tmp := c.tsoPath() + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
@@ -227,6 +251,9 @@ func New(cfg Config) (*Coordinator, error) {
 		byName:     map[string]uint64{},
 		nextID:     1,
 		mapVersion: 1,
+		logged:     map[uint64]map[uint64]uint64{},
+		crash:      make(chan struct{}),
+		started0:   time.Now(),
 	}
 	// A restarted coordinator continues the oracle after every timestamp
 	// it may have issued: the reservation file and the log's last one.
@@ -246,6 +273,20 @@ func New(cfg Config) (*Coordinator, error) {
 	for _, r := range wire.DefaultSplits(cfg.Regions) {
 		c.regions = append(c.regions, &regionState{info: r})
 	}
+	if err := c.loadLog(); err != nil {
+		rl.Close()
+		return nil, fmt.Errorf("coordinator: reading the recovery log: %w", err)
+	}
+	m, ok, err := loadMeta(c.metaPath())
+	if err == nil && ok {
+		c.restarted = true
+		err = c.restoreMeta(m)
+	}
+	if err != nil {
+		rl.Close()
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	c.idsBelow = max(c.idsBelow, c.nextID)
 	c.router = client.NewRouter(locator{c}, wire.RegionMap{})
 	c.rpc = rpc.NewServer()
 	if err := c.rpc.RegisterName("Coord", &coordRPC{c}); err != nil {
@@ -264,12 +305,33 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	defer c.cancel()
 	c.lg.Printf("serving on %s: %d regions, waiting for %d servers; persistence %s, heartbeat %v, session timeout %v",
 		c.Addr(), len(c.regions), c.cfg.Servers, c.cfg.Cluster.Persistence, c.cfg.Cluster.Heartbeat, c.cfg.Cluster.SessionTimeout)
+	c.mu.Lock()
+	if c.restarted {
+		c.lg.Printf("restarted: %d servers and the region map from the metadata, %d write-sets in the recovery log, oracle at %d",
+			len(c.servers), c.loggedN, c.now)
+		c.resumeLocked()
+	}
+	if c.recovering {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); c.restartReplay(c.started0) }()
+	}
+	c.mu.Unlock()
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.detector() }()
 	go func() { defer c.wg.Done(); c.housekeeping() }()
 	serveDone := make(chan struct{})
 	go func() { wire.Serve(c.cfg.Listener, c.rpc); close(serveDone) }()
-	<-c.ctx.Done()
+	select {
+	case <-c.ctx.Done():
+	case <-c.crash:
+		c.cfg.Listener.Close()
+		<-serveDone
+		c.cancel()
+		c.rlog.Abandon()
+		c.wg.Wait()
+		c.router.Close()
+		return ErrCrashed
+	}
 	c.cfg.Listener.Close()
 	<-serveDone
 	c.wg.Wait()
@@ -302,7 +364,14 @@ func (c *Coordinator) regionMapLocked() wire.RegionMap {
 	return m
 }
 
-func (c *Coordinator) tstarFLocked() uint64 { return c.g.TStarF(c.now) }
+// tstarFLocked returns T*_F; while the log is replayed after a restart it
+// stays below the oldest logged write-set. mu held.
+func (c *Coordinator) tstarFLocked() uint64 {
+	if c.recovering {
+		return min(c.floorF, c.g.TStarF(c.now))
+	}
+	return c.g.TStarF(c.now)
+}
 
 // ---- visibility ----
 
@@ -364,8 +433,7 @@ func (h *coordRPC) RegisterClient(a *wire.RegisterClientArgs, r *wire.RegisterCl
 	c := h.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	id := c.nextID
-	c.nextID++
+	id := c.allocIDLocked()
 	tf := c.tstarFLocked()
 	c.clients[id] = &clientState{id: id, name: a.Name, lastHeard: time.Now(), outcomes: map[uint64]outcome{}}
 	c.g.AddClient(id, tf)
@@ -432,6 +500,10 @@ func (h *coordRPC) Begin(a *wire.ClientArgs, r *wire.BeginReply) error {
 		r.Status = st
 		return nil
 	}
+	if c.recovering {
+		r.Status = wire.Errorf(wire.Unavailable, "the coordinator is replaying its log after a restart")
+		return nil
+	}
 	r.StartTS = c.vis.visible(c.now)
 	return nil
 }
@@ -440,19 +512,36 @@ func (h *coordRPC) Begin(a *wire.ClientArgs, r *wire.BeginReply) error {
 func (h *coordRPC) Commit(a *wire.CommitArgs, r *wire.CommitReply) error {
 	c := h.c
 	c.mu.Lock()
-	cs, st := c.clientLocked(a.ClientID)
-	if cs == nil {
+	if ts, ok := c.logged[a.ClientID][a.TxnID]; ok {
+		// decided before a restart (found in the log, durable)
 		c.mu.Unlock()
-		r.Status = st
+		r.CommitTS = ts
 		return nil
 	}
-	for id := range cs.outcomes {
-		if id < a.ResolvedBelow {
-			delete(cs.outcomes, id)
-		}
+	var o outcome
+	seen := false
+	if cs := c.clients[a.ClientID]; cs != nil {
+		// a retry learns the decision, even from a client declared failed
+		// meanwhile (the recovery manager replays it if it committed)
+		o, seen = cs.outcomes[a.TxnID]
 	}
-	o, seen := cs.outcomes[a.TxnID]
 	if !seen {
+		cs, st := c.clientLocked(a.ClientID)
+		if cs == nil {
+			c.mu.Unlock()
+			r.Status = st
+			return nil
+		}
+		if c.recovering {
+			c.mu.Unlock()
+			r.Status = wire.Errorf(wire.Unavailable, "the coordinator is replaying its log after a restart")
+			return nil
+		}
+		for id := range cs.outcomes {
+			if id < a.ResolvedBelow {
+				delete(cs.outcomes, id)
+			}
+		}
 		o = c.commitLocked(cs, a)
 		cs.outcomes[a.TxnID] = o
 	}
@@ -473,6 +562,12 @@ func (h *coordRPC) Commit(a *wire.CommitArgs, r *wire.CommitReply) error {
 
 // commitLocked decides a commit: first committer wins; mu held.
 func (c *Coordinator) commitLocked(cs *clientState, a *wire.CommitArgs) outcome {
+	if a.StartTS < c.conflictFloor {
+		// the snapshot predates what the log tells after a restart: a
+		// conflicting commit cannot be ruled out
+		c.aborts++
+		return outcome{aborted: true}
+	}
 	keys := make([]string, len(a.Writes))
 	for i, w := range a.Writes {
 		keys[i] = w.Table + "\x00" + w.Key
@@ -535,8 +630,7 @@ func (h *coordRPC) RegisterServer(a *wire.RegisterServerArgs, r *wire.RegisterSe
 			c.serverFailedLocked(s, "registered again")
 		}
 	}
-	id := c.nextID
-	c.nextID++
+	id := c.allocIDLocked()
 	s := &serverState{id: id, name: a.Name, addr: a.Addr, lastHeard: time.Now(), live: true,
 		walDir: filepath.Join(c.cfg.Storage, "wal", a.Name+"-"+strconv.FormatUint(id, 10))}
 	c.servers[id] = s
@@ -546,6 +640,7 @@ func (h *coordRPC) RegisterServer(a *wire.RegisterServerArgs, r *wire.RegisterSe
 	r.ServerID, r.TP, r.Config, r.WALDir = id, tp, c.cfg.Cluster, s.walDir
 	c.lg.Printf("server %s registered as %d at %s (T_P %d)", a.Name, id, a.Addr, tp)
 	c.assignLocked()
+	c.saveMetaLocked()
 	return nil
 }
 
@@ -609,6 +704,7 @@ func (h *coordRPC) UnregisterServer(a *wire.ServerArgs, r *wire.StatusReply) err
 	c.lg.Printf("server %s (%d) unregistered; moving its %d regions", s.name, s.id, n)
 	c.assignLocked()
 	c.serverDoneLocked(s)
+	c.saveMetaLocked()
 	return nil
 }
 
@@ -647,6 +743,7 @@ func (c *Coordinator) Status() wire.ClusterStatus {
 	}
 	sort.Slice(st.Clients, func(i, j int) bool { return st.Clients[i].ID < st.Clients[j].ID })
 	st.Recoveries = append(st.Recoveries, c.recoveries...)
+	st.Recovering = c.recovering
 	st.LogSegments = len(c.rlog.Segments())
 	return st
 }
@@ -752,6 +849,7 @@ func (c *Coordinator) serverFailedLocked(s *serverState, why string) {
 	c.lg.Printf("server %s (%d) failed (%s): T_P %d, %d regions to recover", s.name, s.id, why, tp, n)
 	c.assignLocked()
 	c.serverDoneLocked(s)
+	c.saveMetaLocked()
 }
 
 // serverDoneLocked finishes a failed server once no region still needs its
@@ -799,6 +897,11 @@ func (c *Coordinator) recoverRegion(serverID uint64, id wire.RegionID) wire.Stat
 		return wire.Errorf(wire.BadRequest, "no region %d", id)
 	}
 	rg := c.regions[id]
+	if rg.host == serverID && rg.online {
+		// recovered already; the answer was lost (e.g. a coordinator restart)
+		c.mu.Unlock()
+		return wire.Status{}
+	}
 	if rg.host != serverID || !rg.opening {
 		c.mu.Unlock()
 		return wire.Errorf(wire.NotServing, "region %d is not being opened by server %d", id, serverID)
@@ -846,6 +949,7 @@ func (c *Coordinator) recoverRegion(serverID uint64, id wire.RegionID) wire.Stat
 			c.serverDoneLocked(fs)
 		}
 	}
+	c.saveMetaLocked()
 	return wire.Status{}
 }
 

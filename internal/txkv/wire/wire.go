@@ -359,11 +359,14 @@ type ClusterStatus struct {
 	Commits      uint64
 	Aborts       uint64
 	ExpectedSrvs int
+	// Recovering: the coordinator restarted and replays its log; it hands
+	// out no snapshots and accepts no commits until this is false.
+	Recovering bool
 }
 
 // Recovery records one finished recovery, for the launcher and reports.
 type Recovery struct {
-	Kind      string // "server" or "client"
+	Kind      string // "server", "client" or "coordinator" (a restart's log replay)
 	Name      string
 	Detected  time.Time
 	Done      time.Time

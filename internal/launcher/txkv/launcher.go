@@ -170,7 +170,10 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 
 // StartNode implements launcher.Launcher: it starts a stopped node again
 // with its recorded command line and waits until it serves (a server: it
-// registered with the coordinator; the coordinator: it listens).
+// registered with the coordinator; the coordinator: it answers). The
+// coordinator restarts on its address and data directory and recovers
+// from them: its servers keep their registrations, and it accepts
+// transactions once it has replayed its log (WaitHealthy waits for that).
 func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, name string) error {
 	n, err := c.Node(name)
 	if err != nil {
@@ -192,6 +195,9 @@ func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cl
 	defer cancel()
 	if name == CoordinatorNode {
 		err = launcher.WaitTCP(wctx, n.Addr)
+		if err == nil {
+			err = waitAnswers(wctx, c)
+		}
 	} else {
 		err = waitRegistered(wctx, c, n)
 	}
@@ -266,10 +272,10 @@ func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 	return nil
 }
 
-// WaitHealthy implements launcher.Launcher: the coordinator answers, every
-// running server is registered, no server whose process is gone is still
-// counted as live (its failure has been detected), and every region is
-// online. Without a deadline on ctx it gives up after 60 s.
+// WaitHealthy implements launcher.Launcher: the coordinator answers (and,
+// after a restart, has replayed its log), every running server is
+// registered, no server whose process is gone is still counted as live
+// (its failure has been detected), and every region is online. Without a deadline on ctx it gives up after 60 s.
 func (Launcher) WaitHealthy(ctx context.Context, c *launcher.Cluster) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -358,12 +364,34 @@ func checkHealthy(ctx context.Context, c *launcher.Cluster, requireAll bool) err
 			return fmt.Errorf("region %v is not online (on %q)", r.Region, r.Server)
 		}
 	}
+	if st.Recovering {
+		return errors.New("the coordinator is replaying its recovery log after a restart")
+	}
 	for _, cl := range st.Clients {
 		if cl.Dead {
 			return fmt.Errorf("client %s (%d) is being recovered", cl.Name, cl.ID)
 		}
 	}
 	return nil
+}
+
+// waitAnswers waits until the coordinator answers a status request.
+func waitAnswers(ctx context.Context, c *launcher.Cluster) error {
+	for {
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := Status(sctx, c)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
 }
 
 // waitRegistered waits until server n is registered and live.

@@ -489,3 +489,101 @@ func TestClientKillAfterCommitBeforeFlush(t *testing.T) {
 		}
 	}
 }
+
+// TestCoordinatorKillUnderLoad: kill -9 of the coordinator under load,
+// started again 2 s later on its address and data directory. Servers keep
+// their registrations, the client registers again, the coordinator
+// replays its log before it serves transactions; no acknowledged commit
+// is lost and the load comes back.
+func TestCoordinatorKillUnderLoad(t *testing.T) {
+	env, _ := isolate(t)
+	c := up(t, env, 2, map[string]string{"txkv.heartbeat": "250ms", "txkv.session-timeout": "1s"})
+	l := txkvl.Launcher{}
+	ctx := context.Background()
+	cl := open(t, coordAddr(t, c))
+	defer cl.Close(ctx)
+	w := &workload{cl: cl, last: map[string]lastWrite{}, unknown: map[string]bool{}}
+	for i := 0; i < 2000; i++ {
+		w.keys = append(w.keys, fmt.Sprintf("user%d", 1000000+i*37813))
+	}
+	w.preload(t)
+	before, err := txkvl.Status(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	stop := make(chan struct{})
+	done := make(chan []int64)
+	go func() { done <- w.run(16, start, stop) }()
+	time.Sleep(4 * time.Second)
+	victim, _ := c.Node(txkvl.CoordinatorNode)
+	faultAt := time.Since(start)
+	if err := launcher.Kill(ctx, victim.PID); err != nil {
+		t.Fatal(err)
+	}
+	victim.PID, victim.Down = 0, true
+	time.Sleep(2 * time.Second)
+	startAt := time.Since(start)
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = l.StartNode(sctx, env, c, txkvl.CoordinatorNode)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = l.WaitHealthy(wctx, c)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	healthyAt := time.Since(start)
+	time.Sleep(6 * time.Second)
+	close(stop)
+	times := <-done
+	end := time.Since(start)
+	w.verify(t)
+
+	tp := throughput(times, end)
+	base, rec, dip := recoveryTime(tp, faultAt)
+	t.Logf("coordinator kill -9, start 2 s later: throughput before %.0f txn/s, lowest 1 s average after %.0f txn/s; serving transactions again %.2fs after the start (%.2fs after the kill); throughput back to 90%% %.2fs after the kill",
+		base, dip, (healthyAt - startAt).Seconds(), (healthyAt - faultAt).Seconds(), rec.Seconds())
+	if rec < 0 {
+		t.Errorf("throughput did not come back to 90%% of %.0f txn/s", base)
+	}
+	st, err := txkvl.Status(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, r := range st.Recoveries {
+		if r.Kind == "coordinator" {
+			found = true
+			t.Logf("coordinator restart recovery: %d write-sets replayed from the log, %v from the start to serving",
+				r.Replayed, r.Done.Sub(r.Detected).Round(time.Millisecond))
+		}
+	}
+	if !found {
+		t.Error("no coordinator recovery recorded")
+	}
+	if b, err := os.ReadFile(victim.LogFile); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "restart recovery done") || strings.Contains(line, "restarted:") {
+				t.Logf("coordinator log: %s", line)
+			}
+		}
+	}
+	for i, s := range st.Servers {
+		if i >= len(before.Servers) || s.ID != before.Servers[i].ID || !s.Live {
+			t.Errorf("server after the restart %+v, before %+v", s, before.Servers)
+		}
+	}
+	if err := l.Refresh(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Nodes {
+		if n.Down {
+			t.Errorf("node %s down after the restart", n.Name)
+		}
+	}
+}

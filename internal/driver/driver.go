@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/faultbench/faultbench/internal/properties"
 )
@@ -158,6 +159,48 @@ type Txn interface {
 // Transactional is the optional ability to run multi-operation transactions.
 type Transactional interface {
 	Begin(ctx context.Context) (Txn, error)
+}
+
+// ClientCrash says how a ClientCrasher crashes its client.
+type ClientCrash struct {
+	// Hold is how long, before the crash, the client keeps committing
+	// without flushing, so that the crash leaves that many seconds of
+	// committed but unflushed write-sets behind; 0 crashes right away.
+	Hold time.Duration
+}
+
+// CrashedClient identifies the client instance a crash ended.
+type CrashedClient struct {
+	Name string    // the crashed instance's name at the database
+	ID   string    // its registration id at the database
+	At   time.Time // when it stopped (heartbeats ended, flushes abandoned)
+	// Unflushed counts the write-sets it had committed and not flushed when
+	// it stopped (with Hold: every commit of the hold).
+	Unflushed int64
+	// Replacement names the new instance the load continues on.
+	Replacement string
+}
+
+// ClientRecovery is the database's recovery of a crashed client.
+type ClientRecovery struct {
+	Detected time.Time // the database declared the client failed
+	Done     time.Time // its recovery finished
+	Replayed int       // write-sets the recovery replayed
+	Detail   string    // database-specific facts, e.g. the threshold replay started after
+}
+
+// ClientCrasher is the optional ability of a driver whose client library
+// keeps state the database must recover when the client dies (txkv's
+// committed but unflushed write-sets). CrashClient makes the client
+// instance the load runs on crash — it stops heartbeating and abandons its
+// pending work without saying goodbye — and continues the load on a fresh
+// instance (a new registration, a replacement client node); operations in
+// flight on the crashed instance fail. WaitClientRecovered waits until the
+// database has recovered the crashed instance. The crash-client fault uses
+// both; see docs/faults.md.
+type ClientCrasher interface {
+	CrashClient(ctx context.Context, c ClientCrash) (CrashedClient, error)
+	WaitClientRecovered(ctx context.Context, c CrashedClient) (ClientRecovery, error)
 }
 
 // Factory builds a driver from the run's properties. It must declare every

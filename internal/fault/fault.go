@@ -1,6 +1,7 @@
 // Package fault breaks and repairs clusters that a launcher started.
 //
-// A fault kind (kill, stop, start, restart, pause, resume) implements Fault,
+// A fault kind (kill, stop, start, restart, pause, resume, and crash-client,
+// which acts on the load's client instead of a node) implements Fault,
 // a lifecycle in the shape of roachprod's failure modes: Prepare, Inject,
 // WaitEffective, Restore, WaitRestored, Cleanup. Every call takes a context
 // first and every wait has a deadline whose error says what it waited for.
@@ -33,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/launcher"
 )
@@ -116,6 +118,7 @@ func NewRegistry() *Registry {
 	r.Register(ActionRestart, func() Fault { return &restartFault{} })
 	r.Register(ActionPause, func() Fault { return &pauseFault{} })
 	r.Register(ActionResume, func() Fault { return &resumeFault{} })
+	r.Register(ActionCrashClient, func() Fault { return &crashClientFault{} })
 	return r
 }
 
@@ -178,6 +181,10 @@ type Target struct {
 	// StopGrace is how long stop waits after SIGTERM before SIGKILL;
 	// DefaultStopGrace when zero.
 	StopGrace time.Duration
+	// Load is the driver the running load uses, for faults that act on the
+	// load's client (crash-client, see ClientFault); nil when no load runs
+	// in this process. Set it before Run starts.
+	Load driver.Driver
 
 	mu sync.Mutex // guards Cluster
 }

@@ -18,15 +18,31 @@ type Step struct {
 	Node   string        // which nodes: a selector (see Resolver.Resolve)
 	As     string        // optional: bind the resolved nodes to this name for later steps
 	Label  string        // optional: the fault's label in events (default: As, else the bound name Node refers to, else "step N")
+	// Hold is crash-client's parameter: how long the client commits
+	// without flushing before it crashes (0: crash right away).
+	Hold time.Duration
 }
 
 // String renders the step as in messages: "at 30s: kill leader as victim".
 func (s Step) String() string {
-	out := fmt.Sprintf("at %s: %s %s", s.At, s.Action, s.Node)
+	out := fmt.Sprintf("at %s: %s", s.At, s.detail())
 	if s.As != "" {
 		out += " as " + s.As
 	}
 	return out
+}
+
+// detail renders the action and what it acts on, as in event details:
+// "kill leader", "crash-client (flushes held back 1s)".
+func (s Step) detail() string {
+	if s.Node == "" || s.Node == ClientNode { // a client fault (node faults need a node)
+		out := string(s.Action)
+		if s.Hold > 0 {
+			out += fmt.Sprintf(" (flushes held back %s)", s.Hold)
+		}
+		return out
+	}
+	return fmt.Sprintf("%s %s", s.Action, s.Node)
 }
 
 // Schedule is a list of steps in time order.
@@ -72,6 +88,21 @@ func (s Schedule) ValidateFor(reg *Registry, c *launcher.Cluster) error {
 		}
 		if !reg.Has(st.Action) {
 			bad(i, "unknown fault action %q (known: %s)", st.Action, strings.Join(reg.names(), ", "))
+		}
+		if isClientAction(reg, st.Action) {
+			if st.Node != "" && st.Node != ClientNode {
+				bad(i, "%s acts on the load's client, not on a cluster node: leave node out (or write node: %s), not %q", st.Action, ClientNode, st.Node)
+			}
+			if st.As != "" {
+				bad(i, "%s acts on no node, so there is nothing to bind with as %q", st.Action, st.As)
+			}
+			if st.Hold < 0 || st.Hold > MaxHold {
+				bad(i, "hold %v: allowed 0..%v", st.Hold, MaxHold)
+			}
+			continue
+		}
+		if st.Hold != 0 {
+			bad(i, "hold is a parameter of %s only, not of %s", ActionCrashClient, st.Action)
 		}
 		if sel, err := parseSelector(st.Node); err != nil {
 			bad(i, "%v", err)
@@ -143,7 +174,8 @@ const lateNote = time.Second
 // not stop the schedule; Run returns every step's error joined. Cleanup runs
 // for every prepared fault when Run returns. Run validates sched against reg
 // and the cluster first and runs nothing if that fails. A nil r is a
-// NewResolver(nil).
+// NewResolver(nil). A client fault (crash-client) resolves no selector and
+// acts on t.Load; its events carry no node.
 func Run(ctx context.Context, start time.Time, sched Schedule, t *Target, reg *Registry, r *Resolver) error {
 	if r == nil {
 		r = NewResolver(nil)
@@ -173,7 +205,7 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Target, reg *R
 			break
 		}
 		label := sched.label(i, r)
-		detail := fmt.Sprintf("%s %s", st.Action, st.Node)
+		detail := st.detail()
 		f, err := reg.New(st.Action)
 		if err != nil { // validated above; only a registry changed meanwhile gets here
 			errs = append(errs, err)
@@ -181,6 +213,13 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Target, reg *R
 		}
 		stepErr := func(err error) {
 			errs = append(errs, fmt.Errorf("schedule step %d (%s): %w", i+1, st, err))
+		}
+		if c, ok := f.(StepConfigurer); ok {
+			if err := c.ConfigureStep(st, label); err != nil {
+				t.emit(event.FaultError, "", fmt.Sprintf("%s: %v", detail, err), label)
+				stepErr(err)
+				continue
+			}
 		}
 		if !IsRepair(f) {
 			if err := t.WaitHealthy(ctx, fmt.Sprintf("before %s", detail)); err != nil {
@@ -196,7 +235,10 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Target, reg *R
 			errs = append(errs, fmt.Errorf("schedule stopped at step %d (%s): %w", i+1, st, ctx.Err()))
 			break
 		}
-		nodes, err := resolveNow(ctx, t, r, st.Node)
+		var nodes []string // a client fault acts on no node
+		if !IsClientFault(f) {
+			nodes, err = resolveNow(ctx, t, r, st.Node)
+		}
 		if err != nil {
 			t.emit(event.FaultError, "", fmt.Sprintf("%s: %v", detail, err), label)
 			stepErr(err)
@@ -265,7 +307,11 @@ func execute(ctx context.Context, t *Target, f Fault, nodes []string, detail, la
 	if IsRepair(f) {
 		startKind, doneKind = event.FaultRestore, event.FaultRestored
 	}
-	node := joinNodes(nodes)
+	node, on := "", ""
+	if len(nodes) > 0 { // a client fault acts on no node
+		node = joinNodes(nodes)
+		on = " on " + node
+	}
 	phase := func(fn func(context.Context, *Target, []string) error) error {
 		pctx, cancel := context.WithTimeout(ctx, t.healthTimeout())
 		defer cancel()
@@ -273,7 +319,7 @@ func execute(ctx context.Context, t *Target, f Fault, nodes []string, detail, la
 	}
 	fail := func(err error) error {
 		t.emit(event.FaultError, node, fmt.Sprintf("%s: %v", detail, err), label)
-		return fmt.Errorf("%s on %s: %w", detail, node, err)
+		return fmt.Errorf("%s%s: %w", detail, on, err)
 	}
 	if err := phase(f.Prepare); err != nil {
 		return true, fail(fmt.Errorf("prepare: %w", err))
@@ -333,6 +379,14 @@ func RestoreAll(ctx context.Context, t *Target) error {
 	return errors.Join(errs...)
 }
 
+// ErrClientFaultOutsideLoad is the error for a client fault (crash-client)
+// asked for outside a scenario: it acts on the client library instance of
+// the load running inside a faultbench process, which `faultbench fault`,
+// a process of its own, cannot reach.
+func ErrClientFaultOutsideLoad(action Action) error {
+	return fmt.Errorf("%s acts on the client of a load running inside a faultbench process; `faultbench fault` runs in a process of its own and cannot reach it: put it in a scenario's schedule instead, e.g. `- {at: 30s, fault: %s, hold: 1s}`", action, action)
+}
+
 // Apply runs one fault now, for `faultbench fault ACTION NODE`: it refreshes
 // the cluster, resolves selector (random and any:N draw from a time-seeded
 // source), runs Prepare, Inject and WaitEffective, writes the same events as
@@ -342,6 +396,9 @@ func Apply(ctx context.Context, t *Target, reg *Registry, action Action, selecto
 	f, err := reg.New(action)
 	if err != nil {
 		return nil, err
+	}
+	if IsClientFault(f) {
+		return nil, ErrClientFaultOutsideLoad(action)
 	}
 	nodes, err := resolveNow(ctx, t, newTimeResolver(), selector)
 	if err != nil {

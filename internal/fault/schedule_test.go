@@ -246,7 +246,7 @@ func TestRunRejectsInvalidScheduleUpFront(t *testing.T) {
 
 func TestRegistryUnknownListsKnown(t *testing.T) {
 	_, err := NewRegistry().New("partition")
-	if err == nil || !strings.Contains(err.Error(), "known: kill, pause, restart, resume, start, stop") {
+	if err == nil || !strings.Contains(err.Error(), "known: crash-client, kill, pause, restart, resume, start, stop") {
 		t.Errorf("err = %v", err)
 	}
 	for _, a := range NewRegistry().Names() {
@@ -256,6 +256,9 @@ func TestRegistryUnknownListsKnown(t *testing.T) {
 		}
 		if want := a == ActionStart || a == ActionResume; IsRepair(f) != want {
 			t.Errorf("IsRepair(%s) = %v", a, IsRepair(f))
+		}
+		if want := a == ActionCrashClient; IsClientFault(f) != want {
+			t.Errorf("IsClientFault(%s) = %v", a, IsClientFault(f))
 		}
 	}
 }

@@ -16,7 +16,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/driver"
@@ -41,13 +44,19 @@ func PropertyNames() []string { return []string{PropCoordinator, PropCloseTimeou
 
 // Driver is the txkv driver. It is safe for concurrent use.
 type Driver struct {
-	cl           *client.Client
+	cl           atomic.Pointer[client.Client] // the instance the load runs on
 	closeTimeout time.Duration
+	coordinator  string
+	name         string // the first instance's name; replacements add #N
+
+	crashMu sync.Mutex // serialises CrashClient
+	gen     int        // instances opened after the first (guarded by crashMu)
 }
 
 var (
 	_ driver.Driver        = (*Driver)(nil)
 	_ driver.Transactional = (*Driver)(nil)
+	_ driver.ClientCrasher = (*Driver)(nil)
 )
 
 // launcherOptions are txkv.* keys that belong to the launcher.
@@ -83,21 +92,38 @@ func NewDriver(ctx context.Context, p *properties.Properties) (*Driver, error) {
 	if ct <= 0 {
 		return nil, p.Error(PropCloseTimeout, "must be positive")
 	}
+	name := p.String(PropName, "")
+	if name == "" {
+		h, _ := os.Hostname()
+		name = fmt.Sprintf("%s/%d", h, os.Getpid())
+	}
+	d := &Driver{closeTimeout: ct, coordinator: addr, name: name}
+	cl, err := d.open(ctx, name, false)
+	if err != nil {
+		return nil, err
+	}
+	d.cl.Store(cl)
+	return d, nil
+}
+
+// open registers a client library instance.
+func (d *Driver) open(ctx context.Context, name string, skipFlush bool) (*client.Client, error) {
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cl, err := client.Open(octx, client.Config{Coordinator: addr, Name: p.String(PropName, "")})
+	cl, err := client.Open(octx, client.Config{Coordinator: d.coordinator, Name: name, SkipFlush: skipFlush})
 	if err != nil {
 		return nil, driver.Classified(driver.ClassOf(err), "connect", err)
 	}
-	return &Driver{cl: cl, closeTimeout: ct}, nil
+	return cl, nil
 }
 
-// Client returns the underlying client library instance.
-func (d *Driver) Client() *client.Client { return d.cl }
+// Client returns the client library instance the load currently runs on
+// (another one after CrashClient).
+func (d *Driver) Client() *client.Client { return d.cl.Load() }
 
 // Version implements the optional version report of env.json.
 func (d *Driver) Version(context.Context) (string, error) {
-	return "txkv (faultbench, seed 002), persistence " + string(d.cl.Config().Persistence), nil
+	return "txkv (faultbench, seed 002), persistence " + string(d.Client().Config().Persistence), nil
 }
 
 // classify sorts client errors into driver classes.
@@ -132,7 +158,7 @@ func contains(xs []string, x string) bool {
 
 // Begin implements driver.Transactional.
 func (d *Driver) Begin(ctx context.Context) (driver.Txn, error) {
-	t, err := d.cl.Begin(ctx)
+	t, err := d.Client().Begin(ctx)
 	if err != nil {
 		return nil, classify("begin", err)
 	}
@@ -185,7 +211,7 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 
 // Scan implements driver.Driver as a read-only transaction.
 func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fields []string) ([]map[string][]byte, error) {
-	t, err := d.cl.Begin(ctx)
+	t, err := d.Client().Begin(ctx)
 	if err != nil {
 		return nil, classify("scan", err)
 	}
@@ -205,7 +231,7 @@ func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fi
 }
 
 func (d *Driver) write(ctx context.Context, op string, do func(*client.Txn) error) error {
-	t, err := d.cl.Begin(ctx)
+	t, err := d.Client().Begin(ctx)
 	if err != nil {
 		return classify(op, err)
 	}
@@ -233,7 +259,9 @@ func (d *Driver) Delete(ctx context.Context, table, key string) error {
 
 // Close waits for pending flushes (txkv.close-timeout) and unregisters.
 func (d *Driver) Close() error {
+	d.crashMu.Lock() // not halfway through a crash
+	defer d.crashMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), d.closeTimeout)
 	defer cancel()
-	return d.cl.Close(ctx)
+	return d.Client().Close(ctx)
 }

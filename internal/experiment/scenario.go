@@ -14,6 +14,7 @@ import (
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/check"
 	"github.com/faultbench/faultbench/internal/clusterctl"
+	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/launcher"
@@ -128,7 +129,7 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 	freg := fault.NewRegistry()
 	steps := make(fault.Schedule, len(sc.Schedule.Steps))
 	for i, st := range sc.Schedule.Steps {
-		steps[i] = fault.Step{At: st.At.D(), Action: fault.Action(st.Fault), Node: st.Node, As: st.As, Label: st.Label}
+		steps[i] = fault.Step{At: st.At.D(), Action: fault.Action(st.Fault), Node: st.Node, As: st.As, Label: st.Label, Hold: st.Hold.D()}
 	}
 	if err := steps.ValidateFor(freg, nil); err != nil {
 		return nil, fmt.Errorf("%s: schedule: %w", s.File, err)
@@ -173,7 +174,8 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 	defer evs.Close()
 	evs.OnEvent(func(e event.Event) {
 		switch e.Kind {
-		case event.FaultInject, event.FaultRestore, event.FaultRestored, event.FaultInjected, event.FaultError, event.LeaderChange, event.RoleChange:
+		case event.FaultInject, event.FaultRestore, event.FaultRestored, event.FaultInjected, event.FaultError, event.LeaderChange, event.RoleChange,
+			fault.EventClientCrashed, fault.EventClientFailed, fault.EventClientRecovered:
 			fmt.Fprintf(s.Err, "%s  %-15s %s %s\n", e.Wall.Format("15:04:05.000"), e.Kind, e.Node, e.Detail)
 		}
 	})
@@ -206,6 +208,13 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 			}
 		}()
 		tgt.Connect(base, c)
+		if len(steps.ClientSteps(freg)) > 0 {
+			// the driver exists only once the cluster runs: check it now,
+			// before the load phase
+			if err := s.checkClientFaults(ctx, tgt.Kind, steps, freg, base.Clone()); err != nil {
+				return out, err
+			}
+		}
 		ft = &fault.Target{Launcher: tgt.Launcher, Env: lenv, Cluster: c, Events: evs, Save: m.Save}
 		evs.Emit(event.ClusterHealthy, strings.Join(c.NodeNames(), ","), "cluster up")
 	}
@@ -302,6 +311,9 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 	if err := writeProperties(filepath.Join(dir, "run.properties"), p); err != nil {
 		prep.Close()
 		return out, err
+	}
+	if ft != nil {
+		ft.Load = prep.Driver // for client faults; set before the schedule runs
 	}
 	ro, err := Execute(ctx, prep, dir, hooks)
 	if err != nil {
@@ -436,6 +448,31 @@ func (s *ScenarioSpec) baseProperties(tgt *target.Target) (*properties.Propertie
 	p.Set("measurement.window", sc.Load.Window.D().String())
 	p.Set("optimeout", sc.Load.OpTimeout.D().String())
 	return p, nil
+}
+
+// checkClientFaults rejects client faults (crash-client) when the target's
+// driver cannot crash its client (driver.ClientCrasher): it builds the
+// run's driver once to look. Errors name the scenario file and field.
+func (s *ScenarioSpec) checkClientFaults(ctx context.Context, kind string, steps fault.Schedule, reg *fault.Registry, p *properties.Properties) error {
+	p.Set("maxexecutiontime", "1s") // a run needs an end; this one never runs
+	prep, err := Prepare(ctx, kind, runner.Run, p, s.StateDir)
+	if err != nil {
+		return err
+	}
+	defer prep.Close()
+	return clientFaultsSupported(s.File, kind, steps, reg, prep.Driver)
+}
+
+// clientFaultsSupported checks that d can do what the schedule's client
+// faults need; errors name the scenario file and field.
+func clientFaultsSupported(file, kind string, steps fault.Schedule, reg *fault.Registry, d driver.Driver) error {
+	var errs []error
+	for _, i := range steps.ClientSteps(reg) {
+		if _, ok := d.(driver.ClientCrasher); !ok {
+			errs = append(errs, fmt.Errorf("%s: field schedule[%d].fault: %s acts on the load's client library and needs a driver that can crash it (txkv's can); the %s driver cannot", file, i, steps[i].Action, kind))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func defaultVictim(kind string) string {

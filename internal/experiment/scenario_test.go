@@ -23,17 +23,27 @@ import (
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
 	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
+	txkvlauncher "github.com/faultbench/faultbench/internal/launcher/txkv"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/workloads"
 )
 
-// TestMain lets the test binary serve as the faultbench binary the etcd
-// launcher spawns (`<self> node etcd ...`).
+// TestMain lets the test binary serve as the faultbench binary the etcd and
+// txkv launchers spawn (`<self> node etcd|txkv-coordinator|txkv-server ...`)
+// when FAULTBENCH_SELF does not name a built binary.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "node" && os.Args[2] == "etcd" {
+	if len(os.Args) > 2 && os.Args[1] == "node" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := etcdlauncher.RunNode(ctx, os.Args[3:])
+		var err error
+		switch os.Args[2] {
+		case "etcd":
+			err = etcdlauncher.RunNode(ctx, os.Args[3:])
+		case "txkv-coordinator":
+			err = txkvlauncher.RunCoordinator(ctx, os.Args[3:])
+		case "txkv-server":
+			err = txkvlauncher.RunServer(ctx, os.Args[3:])
+		}
 		stop()
 		if err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

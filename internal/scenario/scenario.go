@@ -85,10 +85,17 @@ type Failover struct {
 type Step struct {
 	At    Duration `yaml:"at"`
 	Fault string   `yaml:"fault"`
-	Node  string   `yaml:"node"`
+	Node  string   `yaml:"node,omitempty"` // required, except for ClientFault
 	As    string   `yaml:"as,omitempty"`
 	Label string   `yaml:"label,omitempty"`
+	// Hold is ClientFault's parameter: how long the client commits without
+	// flushing before it crashes (docs/faults.md).
+	Hold Duration `yaml:"hold,omitempty"`
 }
+
+// ClientFault is the fault action that acts on the load's client rather
+// than on a cluster node: its steps name no node.
+const ClientFault = "crash-client"
 
 // Analysis holds the metric parameters (docs/metrics.md).
 type Analysis struct {
@@ -286,12 +293,20 @@ func setPath(n *yaml.Node, path []string, value string) error {
 func (s *Schedule) UnmarshalYAML(n *yaml.Node) error {
 	switch n.Kind {
 	case yaml.SequenceNode:
-		return n.Decode(&s.Steps)
+		// strict: node.Decode would let unknown step fields (a typo'd
+		// hold) pass silently
+		if err := decodeStrict(n, &s.Steps); err != nil {
+			return fmt.Errorf("schedule (line %d): %w", n.Line, err)
+		}
+		return nil
 	case yaml.MappingNode:
 		for j := 0; j+1 < len(n.Content); j += 2 {
 			if k := n.Content[j].Value; k == "steps" || k == "failover" {
 				type plain Schedule
-				return n.Decode((*plain)(s))
+				if err := decodeStrict(n, (*plain)(s)); err != nil {
+					return fmt.Errorf("schedule (line %d): %w", n.Line, err)
+				}
+				return nil
 			}
 		}
 		var f Failover
@@ -371,7 +386,20 @@ func (s *Scenario) Validate() error {
 		if st.Fault == "" {
 			bad(fmt.Sprintf("schedule[%d].fault", i), "required")
 		}
-		if st.Node == "" {
+		switch {
+		case st.Fault == ClientFault:
+			if st.Node != "" && st.Node != "client" {
+				bad(fmt.Sprintf("schedule[%d].node", i), "%q: %s acts on the load's client, not on a cluster node; leave node out (or write client)", st.Node, ClientFault)
+			}
+			if st.As != "" {
+				bad(fmt.Sprintf("schedule[%d].as", i), "%s acts on no node, so there is nothing to bind", ClientFault)
+			}
+			if st.Hold.D() > 10*time.Minute {
+				bad(fmt.Sprintf("schedule[%d].hold", i), "%v: allowed 0..10m", st.Hold.D())
+			}
+		case st.Hold != 0:
+			bad(fmt.Sprintf("schedule[%d].hold", i), "only %s takes hold, not %q", ClientFault, st.Fault)
+		case st.Node == "":
 			bad(fmt.Sprintf("schedule[%d].node", i), "required (a name like n1, leader, primary, replica, random, any:N, or an `as` name)")
 		}
 	}

@@ -138,3 +138,66 @@ func TestShippedScenarios(t *testing.T) {
 		})
 	}
 }
+
+func TestClientFaultSteps(t *testing.T) {
+	const doc = `
+name: t
+target: {kind: txkv}
+workload: {ycsb: txn}
+schedule:
+  - STEP
+`
+	tests := []struct {
+		name, step string
+		want       string // in the error; "" = valid
+		hold       time.Duration
+	}{
+		{"no node", "{at: 30s, fault: crash-client}", "", 0},
+		{"node client", "{at: 30s, fault: crash-client, node: client}", "", 0},
+		{"hold", "{at: 30s, fault: crash-client, hold: 1s}", "", time.Second},
+		{"hold in seconds", "{at: 30s, fault: crash-client, hold: 0.5}", "", 500 * time.Millisecond},
+		{"cluster node", "{at: 30s, fault: crash-client, node: s1}", "field schedule[0].node", 0},
+		{"as", "{at: 30s, fault: crash-client, as: c}", "field schedule[0].as", 0},
+		{"negative hold", "{at: 30s, fault: crash-client, hold: -1s}", "negative", 0},
+		{"long hold", "{at: 30s, fault: crash-client, hold: 11m}", "field schedule[0].hold", 0},
+		{"hold on kill", "{at: 30s, fault: kill, node: s1, hold: 1s}", `field schedule[0].hold: only crash-client takes hold, not "kill"`, 0},
+		{"kill without node", "{at: 30s, fault: kill}", "field schedule[0].node: required", 0},
+		{"unknown step field", "{at: 30s, fault: crash-client, holdd: 1s}", "holdd", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := Parse([]byte(strings.Replace(doc, "STEP", tc.step, 1)), "file.yaml", nil)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := sc.Schedule.Steps[0].Hold.D(); got != tc.hold {
+					t.Errorf("hold %v, want %v", got, tc.hold)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "file.yaml") {
+				t.Fatalf("error %v, want one with %q and the file name", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestResolvedClientFaultKeepsHold(t *testing.T) {
+	sc, err := Parse([]byte("name: t\ntarget: {kind: txkv}\nworkload: {ycsb: txn}\nschedule: [{at: 30s, fault: crash-client, hold: 1s}]\n"), "file.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Resolve("random")
+	b, err := sc.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(b, "resolved.yaml", nil)
+	if err != nil {
+		t.Fatalf("the resolved scenario does not parse: %v\n%s", err, b)
+	}
+	if st := back.Schedule.Steps[0]; st.Fault != "crash-client" || st.Hold.D() != time.Second || st.Node != "" {
+		t.Errorf("resolved step %+v", st)
+	}
+}

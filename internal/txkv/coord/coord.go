@@ -109,6 +109,7 @@ type serverState struct {
 	walDir    string
 	lastHeard time.Time
 	live      bool
+	reported  bool // its T_P in the tracker is one it reported (or was given), not a restart's 0
 	pending   int
 	failedAt  time.Time
 	failedTP  uint64
@@ -553,6 +554,13 @@ func (h *coordRPC) Commit(a *wire.CommitArgs, r *wire.CommitReply) error {
 	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 	defer cancel()
 	if err := c.rlog.WaitSynced(ctx, o.seq); err != nil {
+		if c.ctx.Err() != nil {
+			// shutting down: the log's close syncs the record or it is
+			// lost; the client asks again and a restarted coordinator
+			// answers from its log
+			r.Status = wire.Errorf(wire.Unavailable, "the coordinator is stopping")
+			return nil
+		}
 		r.Status = wire.Errorf(wire.Internal, "recovery log: %v", err)
 		return nil
 	}
@@ -631,7 +639,7 @@ func (h *coordRPC) RegisterServer(a *wire.RegisterServerArgs, r *wire.RegisterSe
 		}
 	}
 	id := c.allocIDLocked()
-	s := &serverState{id: id, name: a.Name, addr: a.Addr, lastHeard: time.Now(), live: true,
+	s := &serverState{id: id, name: a.Name, addr: a.Addr, lastHeard: time.Now(), live: true, reported: true,
 		walDir: filepath.Join(c.cfg.Storage, "wal", a.Name+"-"+strconv.FormatUint(id, 10))}
 	c.servers[id] = s
 	c.byName[a.Name] = id
@@ -667,6 +675,7 @@ func (h *coordRPC) ServerHeartbeat(a *wire.ServerHeartbeatArgs, r *wire.Heartbea
 		return nil
 	}
 	s.lastHeard = time.Now()
+	s.reported = true
 	s.pending = a.Pending
 	c.g.ServerHeartbeat(a.ServerID, a.TP)
 	r.TStarF, r.Now = c.tstarFLocked(), c.now

@@ -24,11 +24,14 @@ import (
 // did not get learns that it committed.
 //
 // It does not know which logged write-sets were flushed before it
-// stopped, so it replays them all (a flush is idempotent: the commit
-// timestamp is the cell version) once every region is online again, and
-// only then hands out snapshots and accepts commits (until then Begin and
-// Commit answer Unavailable, which clients wait on). T*_F stays below the
-// oldest logged write-set until the replay is done. Servers keep their ids
+// stopped. Once every region is online on a server that has reported its
+// T_P since the restart, it replays the logged write-sets committed after
+// the lowest of those T_P (a write-set at or below T_P(s) was flushed and
+// persisted wherever it went, Algorithm 3) to the regions' hosts — a flush
+// is idempotent, the commit timestamp is the cell version — and only then
+// hands out snapshots and accepts commits (until then Begin and Commit
+// answer Unavailable, which clients wait on). T*_F stays below the oldest
+// logged write-set until the replay is done. Servers keep their ids
 // (membership is in the metadata) and renew their leases with their next
 // heartbeat; one that does not heartbeat within the session timeout after
 // the restart is declared failed with T_P 0, so its regions are recovered
@@ -109,15 +112,22 @@ func (c *Coordinator) resumeLocked() {
 	c.saveMetaLocked()
 }
 
-// restartReplay replays every logged write-set to the regions' current
-// hosts once all regions are online, then lets transactions in.
+// restartReplay replays the logged write-sets after the lowest T_P of the
+// regions' hosts once every region is online on a host that reported its
+// T_P, then lets transactions in.
 func (c *Coordinator) restartReplay(started time.Time) {
+	var from uint64
 	for {
 		c.mu.Lock()
 		ready := true
+		from = ^uint64(0)
 		for _, rg := range c.regions {
 			s := c.servers[rg.host]
-			ready = ready && rg.online && s != nil && s.live
+			ready = ready && rg.online && s != nil && s.live && s.reported
+			if s != nil {
+				tp, _ := c.g.ServerTP(s.id)
+				from = min(from, tp)
+			}
 		}
 		c.mu.Unlock()
 		if ready {
@@ -131,7 +141,7 @@ func (c *Coordinator) restartReplay(started time.Time) {
 	var recs []wire.TxnRecord
 	for {
 		var err error
-		recs, err = c.fetch(c.ctx, 0, nil)
+		recs, err = c.fetch(c.ctx, from, nil)
 		if err == nil {
 			break
 		}
@@ -172,9 +182,9 @@ func (c *Coordinator) restartReplay(started time.Time) {
 	c.recovering = false
 	done := time.Now()
 	c.recoveries = append(c.recoveries, wire.Recovery{Kind: "coordinator", Name: "coordinator", Detected: started, Done: done,
-		Replayed: len(recs), Regions: len(c.regions)})
-	c.lg.Printf("restart recovery done: %d write-sets replayed in %v (regions online %v after the start, %d write-sets in the log at the start); serving transactions",
-		len(recs), done.Sub(online).Round(time.Millisecond), online.Sub(started).Round(time.Millisecond), c.loggedN)
+		Replayed: len(recs), Regions: len(c.regions), From: from})
+	c.lg.Printf("restart recovery done: %d write-sets committed after T_P %d replayed in %v (regions online and T_P reported %v after the start; %d write-sets in the log at the start); serving transactions",
+		len(recs), from, done.Sub(online).Round(time.Millisecond), online.Sub(started).Round(time.Millisecond), c.loggedN)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {

@@ -105,13 +105,15 @@ func (a *app) warnLeftovers(stateDir string) {
 
 const clusterExamples = `  faultbench cluster up etcd --nodes 3
   faultbench cluster up redis-cluster --nodes 3 --replicas 1 -o redis.cluster-node-timeout=1000
+  faultbench cluster up txkv --servers 3                  # coordinator + 3 region servers
   faultbench cluster status etcd
   faultbench cluster down etcd`
 
 // cluster implements `cluster up|down|status`.
 func (a *app) cluster(ctx context.Context, args []string) error {
 	fs := a.newFlags("cluster", "cluster up|down|status TARGET [flags]\n\nup starts a local cluster that keeps running after this command (nodes are\nrecorded in a state file); down stops it and removes its data; status shows\nits nodes, roles, pids and addresses.\nTargets that faultbench can start: "+strings.Join(target.Builtin().Launchers().Kinds(), ", "), clusterExamples)
-	nodes := fs.Int("nodes", 0, "nodes (etcd members, redis-cluster masters); default per target")
+	nodes := fs.Int("nodes", 0, "nodes (etcd members, redis-cluster masters, txkv region servers); default per target")
+	servers := fs.Int("servers", 0, "txkv only: region servers (the coordinator is one more node); the same as --nodes for txkv")
 	replicas := fs.Int("replicas", -1, "replicas per master (redis-cluster, redis); default per target")
 	dir := fs.String("dir", "", "directory for node data and logs (default: a new temp dir)")
 	name := fs.String("name", "", "cluster name in the state file (default: the target)")
@@ -139,6 +141,11 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	}
 	switch action {
 	case "up":
+		n, err := clusterNodes(kind, *nodes, *servers)
+		if err != nil {
+			return err
+		}
+		*nodes = n
 		o := map[string]string{}
 		for _, kv := range opts {
 			k, v, ok := strings.Cut(kv, "=")
@@ -169,6 +176,23 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 		return err
 	}
 	return usagef("unknown cluster action %q (up, down, status)", action)
+}
+
+// clusterNodes reconciles --nodes and --servers: --servers is txkv's word
+// for its region servers (what --nodes counts there); other targets have
+// no servers, and both given must agree.
+func clusterNodes(kind string, nodes, servers int) (int, error) {
+	switch {
+	case servers == 0:
+		return nodes, nil
+	case servers < 0:
+		return 0, usagef("--servers %d: must be at least 1", servers)
+	case kind != "txkv":
+		return 0, usagef("--servers is for txkv (its region servers); use --nodes for %s", kind)
+	case nodes != 0 && nodes != servers:
+		return 0, usagef("--nodes %d and --servers %d disagree; for txkv both count region servers, give one", nodes, servers)
+	}
+	return servers, nil
 }
 
 // cleanup implements `cleanup`.

@@ -99,6 +99,13 @@ func TestBadInput(t *testing.T) {
 		{"unknown scenario", []string{"scenario", "nosuch"}, 1, "no built-in scenario"},
 		{"bad fault action", []string{"fault", "explode", "n1"}, 2, "unknown fault action"},
 		{"status of nothing", []string{"cluster", "status", "etcd"}, 1, "no such cluster"},
+		{"crash-client from the command line", []string{"fault", "crash-client"}, 2, "cannot reach it"},
+		{"crash-client with a node", []string{"fault", "crash-client", "client"}, 2, "put it in a scenario's schedule"},
+		{"servers for etcd", []string{"cluster", "up", "etcd", "--servers", "3"}, 2, "--servers is for txkv (its region servers); use --nodes for etcd"},
+		{"servers and nodes disagree", []string{"cluster", "up", "txkv", "--servers", "3", "--nodes", "2"}, 2, "--nodes 2 and --servers 3 disagree"},
+		{"negative servers", []string{"cluster", "up", "txkv", "--servers", "-1"}, 2, "--servers -1"},
+		{"crash-client hold on kill", []string{"scenario", "txkv-server-crash", "--set", "schedule.0.hold=1s"}, 1, `field schedule[0].hold: only crash-client takes hold, not "kill"`},
+		{"crash-client on a node", []string{"scenario", "txkv-client-crash", "--set", "schedule.0.node=s1"}, 1, "field schedule[0].node"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

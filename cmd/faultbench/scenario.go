@@ -120,9 +120,13 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	reg := fault.NewRegistry()
 	var names []string
 	for _, n := range reg.Names() {
+		if f, err := reg.New(n); err == nil && fault.IsClientFault(f) {
+			continue // acts on a scenario's load, not from here
+		}
 		names = append(names, string(n))
 	}
-	fs := a.newFlags("fault", "fault ACTION NODE [--cluster NAME]\n\nActs on a cluster that `faultbench cluster up` started. ACTION is one of\n"+strings.Join(names, ", ")+"; NODE is a node name (n1), leader, primary,\nreplica, follower, random, any:N or all (docs/faults.md).",
+	fs := a.newFlags("fault", "fault ACTION NODE [--cluster NAME]\n\nActs on a cluster that `faultbench cluster up` started. ACTION is one of\n"+strings.Join(names, ", ")+"; NODE is a node name (n1), leader, primary,\nreplica, follower, random, any:N or all (docs/faults.md).\n"+
+		string(fault.ActionCrashClient)+" acts on the client of a scenario's load and works only in a scenario's schedule.",
 		"  faultbench cluster up etcd --nodes 3\n  faultbench fault kill leader\n  faultbench fault start n2\n  faultbench fault pause n3 --cluster etcd && faultbench fault resume n3")
 	cname := fs.String("cluster", "", "cluster name (default: the only running cluster)")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
@@ -130,6 +134,11 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if len(pos) >= 1 && reg.Has(fault.Action(pos[0])) {
+		if f, err := reg.New(fault.Action(pos[0])); err == nil && fault.IsClientFault(f) {
+			return usageError{fault.ErrClientFaultOutsideLoad(fault.Action(pos[0])).Error()}
+		}
 	}
 	if len(pos) != 2 {
 		return usagef("fault needs ACTION and NODE, e.g. `faultbench fault kill leader`")

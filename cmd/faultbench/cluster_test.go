@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestClusterNodes(t *testing.T) {
+	cases := []struct {
+		kind           string
+		nodes, servers int
+		want           int
+		err            string
+	}{
+		{"txkv", 0, 0, 0, ""}, // the launcher's default
+		{"txkv", 0, 3, 3, ""},
+		{"txkv", 3, 0, 3, ""},
+		{"txkv", 3, 3, 3, ""},
+		{"txkv", 2, 3, 0, "--nodes 2 and --servers 3 disagree"},
+		{"txkv", 0, -2, 0, "--servers -2: must be at least 1"},
+		{"etcd", 3, 0, 3, ""},
+		{"etcd", 0, 3, 0, "--servers is for txkv (its region servers); use --nodes for etcd"},
+		{"redis-cluster", 3, 3, 0, "use --nodes for redis-cluster"},
+	}
+	for _, tc := range cases {
+		got, err := clusterNodes(tc.kind, tc.nodes, tc.servers)
+		switch {
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("clusterNodes(%s, %d, %d) = %d, %v; want %d", tc.kind, tc.nodes, tc.servers, got, err, tc.want)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("clusterNodes(%s, %d, %d) error %v, want %q", tc.kind, tc.nodes, tc.servers, err, tc.err)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/report"
+	"github.com/faultbench/faultbench/internal/upb"
 )
 
 const reportExamples = `  faultbench report runs/20261122T025454Z-etcd-kill-pause
@@ -17,7 +18,7 @@ const reportExamples = `  faultbench report runs/20261122T025454Z-etcd-kill-paus
 
 // reportCmd implements `report RUN_DIR...`.
 func (a *app) reportCmd(ctx context.Context, args []string) error {
-	fs := a.newFlags("report", "report RUN_DIR...\n\nRe-renders RUN_DIR/report.html (one self-contained file: charts as inline\nSVG, no network) and RUN_DIR/plots/*.png from the files of a run directory:\nwindows.csv, events.jsonl, summary.json, clients.csv, env.json and the\nresolved scenario. Works on runs that were killed halfway. See docs/reports.md.", reportExamples)
+	fs := a.newFlags("report", "report RUN_DIR...\n\nRe-renders RUN_DIR/report.html (one self-contained file: charts as inline\nSVG, no network) and RUN_DIR/plots/*.png from the files of a run directory:\nwindows.csv, events.jsonl, summary.json, clients.csv, env.json and the\nresolved scenario. Works on runs that were killed halfway. On a UPB run\ndirectory (faultbench upb) it draws the UPB report: Tables IV-X and the\nprobe curves. See docs/reports.md and docs/upb.md.", reportExamples)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -26,7 +27,11 @@ func (a *app) reportCmd(ctx context.Context, args []string) error {
 		return usagef("report needs at least one RUN_DIR")
 	}
 	for _, dir := range pos {
-		out, err := report.Render(ctx, dir)
+		render := report.Render
+		if upb.IsRunDir(dir) {
+			render = func(ctx context.Context, dir string) (*report.Output, error) { return upb.WriteReport(ctx, dir, true) }
+		}
+		out, err := render(ctx, dir)
 		if err != nil {
 			return err
 		}

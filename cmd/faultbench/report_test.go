@@ -86,3 +86,38 @@ func TestReportAndCompareCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestReportUPB: `faultbench report` on a UPB run directory draws the UPB
+// report (Tables IV-X and the probe curves).
+func TestReportUPB(t *testing.T) {
+	src := "../../internal/upb/testdata/runs/20261123T105412Z-upb-etcd"
+	dir := filepath.Join(t.TempDir(), filepath.Base(src))
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if fi.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runApp("report", dir)
+	if code != 0 || !strings.Contains(out, "report: "+filepath.Join(dir, "report.html")+" (4 plots") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !bytes.Contains(b, []byte("Table X. Overall metrics")) || !bytes.Contains(b, []byte(`id="chart-curve-k1-f1"`)) {
+		t.Errorf("report.html (%v) is not the UPB report", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plots", "upb-lc.png")); err != nil {
+		t.Error(err)
+	}
+}

@@ -133,6 +133,7 @@ type spanSpec struct {
 	Label    string // drawn above the first panel
 	Title    string // hover text
 	Color    rgba
+	Class    string // SVG class of a shade; "" = "warmup-span"
 }
 
 type markSpec struct {
@@ -250,8 +251,12 @@ func layout(s chartSpec, measure func(text string, size float64, bold bool) floa
 		if b <= a {
 			continue
 		}
+		class := sh.Class
+		if class == "" {
+			class = "warmup-span"
+		}
 		c.add(prim{kind: primRect, x: xmap(a), y: plotTop, w: xmap(b) - xmap(a), h: plotBottom - plotTop,
-			fill: sh.Color, class: "warmup-span", title: sh.Title})
+			fill: sh.Color, class: class, title: sh.Title})
 		c.text(xmap(a)+3, titleH+spanRowH-4, sh.Label, fontSize-1, anchorStart, colMuted.solid(), false)
 		used = append(used, [3]float64{0, xmap(a) + 3, xmap(a) + 3 + measure(sh.Label, fontSize-1, false)})
 	}

@@ -81,7 +81,8 @@ upb:
 
 // TestRunEtcd runs the whole UPB methodology against real etcd clusters
 // (1 member for K=0, 3 for K=1, one of them killed for F=1) and checks that
-// every table, summary.json and results.csv come out and nothing is left.
+// every table, summary.json, results.csv and report.html come out and
+// nothing is left.
 func TestRunEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real etcd clusters")
@@ -128,8 +129,25 @@ func TestRunEtcd(t *testing.T) {
 			t.Errorf("a metric is missing or an error was reported")
 		}
 		b, err := os.ReadFile(filepath.Join(res.Dir, "tables.txt"))
-		if err != nil || !bytes.Equal(b, out.Bytes()) {
-			t.Errorf("tables.txt (%v) differs from the terminal output", err)
+		last := "report: " + filepath.Join(res.Dir, "report.html") + "\n"
+		if err != nil || string(b)+last != out.String() {
+			t.Errorf("tables.txt (%v) and then %q differ from the terminal output", err, last)
+		}
+	})
+
+	t.Run("report.html", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(res.Dir, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"Table IV.", "Table V. Runs to determine T(1,1)", "Table X.", `id="chart-curve-lc"`,
+			`id="chart-curve-k0-f0"`, `id="chart-curve-k1-f0"`, `id="chart-curve-k1-f1"`, `id="chart-probe-k1-f1-01"`} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Errorf("report.html lacks %q", want)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(res.Dir, "plots", "upb-k1-f1.png")); err != nil {
+			t.Errorf("probe curve PNG: %v", err)
 		}
 	})
 

@@ -105,6 +105,7 @@ func (p *ExecProber) Measure(ctx context.Context, pr Probe) (Measurement, error)
 		if d > 0 {
 			m.TPS = float64(ok) / d.Seconds()
 			m.MeasuredMs = float64(d) / float64(time.Millisecond)
+			m.FromMs, m.ToMs = ms(ws[0].start), ms(ws[len(ws)-1].end)
 			m.PhiFraction, err = phiOf(dir, ws[0].start, ws[len(ws)-1].end, cfg.Criteria.PhiLatency, m.Errors)
 			if err != nil {
 				return m, err
@@ -131,6 +132,7 @@ func (p *ExecProber) Measure(ctx context.Context, pr Probe) (Measurement, error)
 		if to > from {
 			m.TPS = float64(ok) / (to - from).Seconds()
 			m.MeasuredMs = float64(to-from) / float64(time.Millisecond)
+			m.FromMs, m.ToMs = ms(from), ms(to)
 			m.PhiFraction, err = phiOf(dir, from, to, cfg.Criteria.PhiLatency, errs)
 			if err != nil {
 				return m, err

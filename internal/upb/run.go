@@ -272,6 +272,12 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	for _, e := range sum.Errors {
 		fmt.Fprintf(s.Out, "error: %s\n", e)
 	}
+	// the report with its PNGs; a report that cannot be drawn is a warning
+	if o, err := WriteReport(context.WithoutCancel(ctx), dir, true); err != nil {
+		fmt.Fprintf(s.Err, "warning: report not written: %v\n", err)
+	} else {
+		fmt.Fprintf(s.Out, "report: %s\n", o.HTML)
+	}
 	return out, runErr
 }
 
@@ -287,6 +293,8 @@ type run struct {
 	m       *clusterctl.Manager
 	env     *launcher.Env
 	masters int
+	// reportWarned: a failed intermediate report was reported once
+	reportWarned bool
 }
 
 // save rewrites results.csv and summary.json from what was measured so far.
@@ -312,7 +320,16 @@ func (r *run) save() error {
 	if err := rundir.WriteFile(filepath.Join(r.dir, "results.csv"), b.Bytes()); err != nil {
 		return err
 	}
-	return rundir.WriteJSON(filepath.Join(r.dir, "summary.json"), r.sum)
+	if err := rundir.WriteJSON(filepath.Join(r.dir, "summary.json"), r.sum); err != nil {
+		return err
+	}
+	// report.html so far (without PNGs: Run draws those at its end), so a
+	// run that crashes still has one; not worth failing the run for
+	if _, err := WriteReport(context.Background(), r.dir, false); err != nil && !r.reportWarned {
+		r.reportWarned = true
+		fmt.Fprintf(r.s.Err, "warning: report not written: %v\n", err)
+	}
+	return nil
 }
 
 // stepK runs everything of one K on a fresh cluster.

@@ -60,6 +60,10 @@ type Measurement struct {
 	Errors int64 `json:"errors,omitempty"`
 	// MeasuredMs is the length of the measured window in milliseconds.
 	MeasuredMs float64 `json:"measured_ms,omitempty"`
+	// FromMs and ToMs bound the measured window in milliseconds since the
+	// probe run's t = 0 (its windows.csv's time base); the report shades it.
+	FromMs float64 `json:"from_ms,omitempty"`
+	ToMs   float64 `json:"to_ms,omitempty"`
 	// ClientTPS is each client's throughput over the run after warm-up.
 	ClientTPS []float64 `json:"client_tps_ops,omitempty"`
 	// Dir is the probe's run directory (relative to the UPB run directory).

@@ -72,9 +72,38 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// probeRows renders probe rows sorted by offered load (the hint first), as
-// the paper lists them; the step column gives the order they ran in.
-func probeRows(rows []Row, withClients bool) [][]string {
+// TextTable is one of the paper's tables as text cells: what the terminal
+// prints (tables.txt) and what report.html shows, from the same cells.
+type TextTable struct {
+	// Title is the caption line ("Table IV. ...").
+	Title string
+	// Rows are the cells; the first row is the header.
+	Rows [][]string
+	// LastLeft left-aligns the last column in text.
+	LastLeft bool
+	// RowClass classifies each data row (Rows[1:]) for the report:
+	// "t" (the probe that gave T), "fail" (not sustained), "hint" or "".
+	RowClass []string
+	// Notes are the lines printed below the table.
+	Notes []string
+}
+
+// write prints the table as text: the title, the aligned rows and the
+// notes, indented.
+func (t TextTable) write(w io.Writer) {
+	fmt.Fprintln(w, t.Title)
+	if len(t.Rows) > 1 {
+		table(w, "  ", t.LastLeft, t.Rows)
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintln(w, "  "+n)
+	}
+}
+
+// SortedProbes returns the probe rows in the order Tables IV and V list
+// them: the hint first, then by offered load (the step column keeps the
+// order they ran in).
+func SortedProbes(rows []Row) []Row {
 	s := append([]Row(nil), rows...)
 	sort.SliceStable(s, func(i, j int) bool {
 		if s[i].Hint != s[j].Hint {
@@ -82,6 +111,18 @@ func probeRows(rows []Row, withClients bool) [][]string {
 		}
 		return s[i].Q < s[j].Q
 	})
+	return s
+}
+
+// IsT reports whether r is the probe whose achieved tps is b's T.
+func (b *Baseline) IsT(r Row) bool {
+	return b != nil && b.T > 0 && !r.Hint && r.Sustained && r.Q == b.QTotal && r.TPS == b.T
+}
+
+// probeRows renders probe rows sorted as SortedProbes, with a class per row
+// (isT marks the row of T).
+func probeRows(rows []Row, withClients bool, isT func(Row) bool) ([][]string, []string) {
+	s := SortedProbes(rows)
 	head := []string{"step"}
 	if withClients {
 		head = append(head, "clients", "Q_total (ops/s)")
@@ -90,112 +131,139 @@ func probeRows(rows []Row, withClients bool) [][]string {
 	}
 	head = append(head, "achieved (ops/s)", "variation", "within φ", "steady", "verdict")
 	out := [][]string{head}
+	var classes []string
 	for _, r := range s {
 		line := []string{strconv.Itoa(r.Step)}
 		if withClients {
 			line = append(line, strconv.Itoa(r.Clients))
 		}
+		class := ""
 		if r.Hint {
 			line = append(line, "closed loop", ops(r.TPS), "-", pct(r.PhiFraction*100, 1), "-", "hint: places the first probe")
+			class = "hint"
 		} else {
 			verdict := "sustained"
 			if !r.Sustained {
 				verdict = "not sustained: " + r.Reason
+				class = "fail"
+			} else if isT != nil && isT(r) {
+				class = "t"
 			}
 			line = append(line, ops(r.Q), ops(r.TPS), pct(r.Variation, 1), pct(r.PhiFraction*100, 1), yesNo(r.Steady), verdict)
 		}
 		out = append(out, line)
+		classes = append(classes, class)
 	}
-	return out
+	return out, classes
+}
+
+// LcTable is Table IV: the probes of the L_c calibration and L_c.
+func LcTable(res *LcResult, clientThreads int) TextTable {
+	t := TextTable{LastLeft: true,
+		Title: fmt.Sprintf("Table IV. Defining the workload limit per client (L_c): one client of %d threads, %s search", clientThreads, res.Mode)}
+	t.Rows, t.RowClass = probeRows(res.Rows, false, func(r Row) bool { return res.Lc > 0 && r.Q == res.LastQ })
+	if res.Lc > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("L_c = 0.9 × %s = %s ops/s (last Q sustained: %s ops/s)", ops(res.FailQ), ops(res.Lc), ops(res.LastQ)))
+	}
+	return t
 }
 
 // WriteLcTable writes Table IV: the probes of the L_c calibration and L_c.
 func WriteLcTable(w io.Writer, res *LcResult, clientThreads int) {
-	fmt.Fprintf(w, "Table IV. Defining the workload limit per client (L_c): one client of %d threads, %s search\n", clientThreads, res.Mode)
-	table(w, "  ", true, probeRows(res.Rows, false))
-	if res.Lc > 0 {
-		fmt.Fprintf(w, "  L_c = 0.9 × %s = %s ops/s (last Q sustained: %s ops/s)\n", ops(res.FailQ), ops(res.Lc), ops(res.LastQ))
+	LcTable(res, clientThreads).write(w)
+}
+
+// BaselineTable is Table V for one (K, F): the probes of Algorithm 1 and
+// T(K,F).
+func BaselineTable(rec *SearchRecord) TextTable {
+	title := fmt.Sprintf("Table V. Runs to determine T(%d,%d) (K=%d, F=%d; %s", rec.K, rec.F, rec.K, rec.F, Describe(rec.Kind, rec.Nodes, rec.Replicas))
+	if len(rec.Failed) > 0 {
+		title += fmt.Sprintf("; failed: %s", strings.Join(rec.Failed, ", "))
 	}
+	t := TextTable{Title: title + ")", LastLeft: true}
+	b := rec.Baseline
+	if b != nil && len(b.Rows) > 0 {
+		t.Rows, t.RowClass = probeRows(b.Rows, true, b.IsT)
+	}
+	switch {
+	case rec.Error != "":
+		t.Notes = append(t.Notes, fmt.Sprintf("no T(%d,%d): %s", rec.K, rec.F, rec.Error))
+	case b != nil:
+		n := fmt.Sprintf("T(%d,%d) = %s ops/s, measured at Q_total = %s ops/s with %s", rec.K, rec.F, ops(b.T), ops(b.QTotal), plural(b.Clients, "client"))
+		if b.LimitReached {
+			n += fmt.Sprintf("; every one of the %d clients ran at L_c and the cluster kept up, so T is a lower bound (raise upb.max_clients)", b.Clients)
+		} else {
+			n += fmt.Sprintf("; the next step, Q_total = %s ops/s, was not sustained", ops(b.FailQTotal))
+		}
+		t.Notes = append(t.Notes, n)
+	}
+	return t
 }
 
 // WriteBaselineTable writes Table V for one (K, F): the probes of
 // Algorithm 1 and T(K,F).
 func WriteBaselineTable(w io.Writer, rec *SearchRecord) {
-	fmt.Fprintf(w, "Table V. Runs to determine T(%d,%d) (K=%d, F=%d; %s", rec.K, rec.F, rec.K, rec.F, Describe(rec.Kind, rec.Nodes, rec.Replicas))
-	if len(rec.Failed) > 0 {
-		fmt.Fprintf(w, "; failed: %s", strings.Join(rec.Failed, ", "))
-	}
-	fmt.Fprintln(w, ")")
-	b := rec.Baseline
-	if b != nil && len(b.Rows) > 0 {
-		table(w, "  ", true, probeRows(b.Rows, true))
-	}
-	switch {
-	case rec.Error != "":
-		fmt.Fprintf(w, "  no T(%d,%d): %s\n", rec.K, rec.F, rec.Error)
-	case b != nil:
-		fmt.Fprintf(w, "  T(%d,%d) = %s ops/s, measured at Q_total = %s ops/s with %s", rec.K, rec.F, ops(b.T), ops(b.QTotal), plural(b.Clients, "client"))
-		if b.LimitReached {
-			fmt.Fprintf(w, "; every one of the %d clients ran at L_c and the cluster kept up, so T is a lower bound (raise upb.max_clients)\n", b.Clients)
-		} else {
-			fmt.Fprintf(w, "; the next step, Q_total = %s ops/s, was not sustained\n", ops(b.FailQTotal))
-		}
-	}
+	BaselineTable(rec).write(w)
 }
 
-// WriteMetricTables writes Tables VI (T(0,0) and, if known, L_c) and VII–X.
-func WriteMetricTables(w io.Writer, m *Metrics, lc float64) {
+// MetricTables are Tables VI (T(0,0) and, if known, L_c) and VII–X, in
+// order; the notes of Table X say what a negative value means and which T
+// values are missing.
+func MetricTables(m *Metrics, lc float64) []TextTable {
 	negative := false
 	note := func(v *float64) {
 		if v != nil && *v < 0 {
 			negative = true
 		}
 	}
-	fmt.Fprintln(w, "Table VI. Parameters")
-	rows := [][]string{{"parameter", "value"}}
+	vi := TextTable{Title: "Table VI. Parameters", Rows: [][]string{{"parameter", "value"}}}
 	if lc > 0 {
-		rows = append(rows, []string{"L_c", ops(lc) + " ops/s"})
+		vi.Rows = append(vi.Rows, []string{"L_c", ops(lc) + " ops/s"})
 	}
-	rows = append(rows, []string{"T(0,0)", opsp(m.T00) + " ops/s"})
-	table(w, "  ", false, rows)
+	vi.Rows = append(vi.Rows, []string{"T(0,0)", opsp(m.T00) + " ops/s"})
 
-	fmt.Fprintln(w, "\nTable VII. Performance degradation with the fault tolerance mechanism")
-	rows = [][]string{{"environment", "T(K,0) (ops/s)", "D(K,0)"}, {"K=0", opsp(m.T00), "-"}}
+	vii := TextTable{Title: "Table VII. Performance degradation with the fault tolerance mechanism",
+		Rows: [][]string{{"environment", "T(K,0) (ops/s)", "D(K,0)"}, {"K=0", opsp(m.T00), "-"}}}
 	for _, k := range m.Ks {
-		rows = append(rows, []string{fmt.Sprintf("K=%d", k.K), opsp(k.T), pctp(k.D, 2)})
+		vii.Rows = append(vii.Rows, []string{fmt.Sprintf("K=%d", k.K), opsp(k.T), pctp(k.D, 2)})
 		note(k.D)
 	}
-	table(w, "  ", false, rows)
 
-	fmt.Fprintln(w, "\nTable VIII. Performance in a faulty environment (degradation against the same K without failures)")
-	rows = [][]string{{"environment", "T(K,F) (ops/s)", "D(K,F)"}}
+	viii := TextTable{Title: "Table VIII. Performance in a faulty environment (degradation against the same K without failures)",
+		Rows: [][]string{{"environment", "T(K,F) (ops/s)", "D(K,F)"}}}
 	for _, k := range m.Ks {
 		for _, f := range k.Fs {
-			rows = append(rows, []string{fmt.Sprintf("K=%d and F=%d", k.K, f.F), opsp(f.T), pctp(f.D, 3)})
+			viii.Rows = append(viii.Rows, []string{fmt.Sprintf("K=%d and F=%d", k.K, f.F), opsp(f.T), pctp(f.D, 3)})
 			note(f.D)
 		}
 	}
-	table(w, "  ", false, rows)
 
-	fmt.Fprintln(w, "\nTable IX. Performance degradation during failures, weighted by 1/F")
-	rows = [][]string{{"metric", "value"}}
+	ix := TextTable{Title: "Table IX. Performance degradation during failures, weighted by 1/F", Rows: [][]string{{"metric", "value"}}}
 	for _, k := range m.Ks {
-		rows = append(rows, []string{fmt.Sprintf("DF_%d", k.K), pctp(k.DFK, 3)})
+		ix.Rows = append(ix.Rows, []string{fmt.Sprintf("DF_%d", k.K), pctp(k.DFK, 3)})
 		note(k.DFK)
 	}
-	table(w, "  ", false, rows)
 
-	fmt.Fprintln(w, "\nTable X. Overall metrics")
-	rows = [][]string{{"metric", "value", "meaning"},
+	x := TextTable{Title: "Table X. Overall metrics", LastLeft: true, Rows: [][]string{{"metric", "value", "meaning"},
 		{"D_T", pctp(m.DT, 2), fmt.Sprintf("mean of D(K,0), K=1..%d: degradation with fault tolerance", m.KMax)},
-		{"D_F", pctp(m.DF, 2), fmt.Sprintf("mean of DF_K, K=1..%d: degradation during failures", m.KMax)}}
+		{"D_F", pctp(m.DF, 2), fmt.Sprintf("mean of DF_K, K=1..%d: degradation during failures", m.KMax)}}}
 	note(m.DT)
 	note(m.DF)
-	table(w, "  ", true, rows)
 	if negative {
-		fmt.Fprintln(w, "  * a negative value means a performance increase, no degradation")
+		x.Notes = append(x.Notes, "* a negative value means a performance increase, no degradation")
 	}
 	if len(m.Missing) > 0 {
-		fmt.Fprintf(w, "  missing T values: %s (metrics that need them are n/a)\n", strings.Join(m.Missing, ", "))
+		x.Notes = append(x.Notes, fmt.Sprintf("missing T values: %s (metrics that need them are n/a)", strings.Join(m.Missing, ", ")))
+	}
+	return []TextTable{vi, vii, viii, ix, x}
+}
+
+// WriteMetricTables writes Tables VI (T(0,0) and, if known, L_c) and VII–X.
+func WriteMetricTables(w io.Writer, m *Metrics, lc float64) {
+	for i, t := range MetricTables(m, lc) {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		t.write(w)
 	}
 }

@@ -147,7 +147,7 @@ func layoutXY(s xySpec, measure func(text string, size float64, bold bool) float
 	item := func(draw func(x float64), label string) {
 		draw(lx)
 		c.text(lx+20, ly+4, label, fontSize-1, anchorStart, colText.solid(), false)
-		lx += 20 + measure(label, fontSize-1, false) + 14
+		lx += 20 + measure(label, fontSize-1, false) + 22
 	}
 	item(func(x float64) {
 		c.add(prim{kind: primPath, segs: [][]float64{circle(x+8, ly, 2.2)}, stroke: colSustained.solid(), width: 4.4, class: "legend"})

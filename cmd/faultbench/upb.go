@@ -28,7 +28,8 @@ func (a *app) upbCmd(ctx context.Context, args []string) error {
 		"redis-cluster: K replicas per master) is loaded; the per-client limit L_c is\n"+
 		"calibrated on K=0; Algorithm 1 finds T(K,0) and, after killing F = 1..K nodes,\n"+
 		"T(K,F). Prints Tables IV-X and writes runs/<time>-upb-<name>/ with every\n"+
-		"probe's run, summary.json and results.csv (k,f,t).\n\n"+
+		"probe's run, summary.json, results.csv (k,f,t) and report.html (the tables\n"+
+		"and every probe's curve; `faultbench report DIR` redraws it).\n\n"+
 		"`upb summarize FILE.csv` prints Tables VI-X from k,f,t rows (T in ops/s).\n"+
 		"The scenario's upb: section holds the parameters (docs/upb.md).", upbExamples)
 	var sets listFlag

@@ -388,6 +388,7 @@ func (c *Client) Begin(ctx context.Context) (*Txn, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
+	refused := 0
 	for attempt := 0; ; attempt++ {
 		in, err := c.current(ctx)
 		if err != nil {
@@ -416,7 +417,7 @@ func (c *Client) Begin(ctx context.Context) (*Txn, error) {
 		case rep.Code == wire.Dead, rep.Code == wire.Unknown:
 			// declared failed, or unknown to a restarted coordinator
 			c.declaredDead(in)
-			if attempt < 3 {
+			if refused++; refused < 3 {
 				continue
 			}
 		}

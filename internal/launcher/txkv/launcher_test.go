@@ -586,4 +586,41 @@ func TestCoordinatorKillUnderLoad(t *testing.T) {
 			t.Errorf("node %s down after the restart", n.Name)
 		}
 	}
+
+	// a clean stop and start (the restart fault) works too
+	victim, _ = c.Node(txkvl.CoordinatorNode)
+	if err := launcher.Terminate(ctx, victim.PID, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	victim.PID, victim.Down = 0, true
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := l.StartNode(rctx, env, c, txkvl.CoordinatorNode); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WaitHealthy(rctx, c); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := cl.Begin(rctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Write("usertable", "user55after", map[string][]byte{"f": []byte("clean")})
+	if _, err := tx.Commit(rctx); err != nil {
+		t.Fatalf("commit after a clean restart: %v", err)
+	}
+	for {
+		tx, err := cl.Begin(rctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _, err := tx.Read(rctx, "usertable", "user55after", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(m["f"]) == "clean" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

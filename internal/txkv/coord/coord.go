@@ -202,22 +202,8 @@ func (c *Coordinator) reserveLocked() error {
 		return errors.New("timestamp reservation: crashed")
 	}
 	next := c.now + tsoBlock
-	tmp := c.tsoPath() + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("timestamp reservation: %w", err)
-	}
-	_, err = f.WriteString(strconv.FormatUint(next, 10) + "\n")
-	if err == nil && !c.cfg.NoSync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, c.tsoPath())
-	}
-	if err != nil {
+	// the directory is synced too, so that the rename survives a machine crash
+	if err := writeAtomic(c.tsoPath(), []byte(strconv.FormatUint(next, 10)+"\n"), !c.cfg.NoSync); err != nil {
 		return fmt.Errorf("timestamp reservation: %w", err)
 	}
 	c.reserved = next

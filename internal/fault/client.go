@@ -55,6 +55,8 @@ func IsClientFault(f Fault) bool {
 // schedule step (crash-client: Hold). The executor calls ConfigureStep on
 // the fresh fault before Prepare, with the step's events label.
 type StepConfigurer interface {
+	// ConfigureStep takes the fault's parameters from st; an error means
+	// the step cannot run (its FaultError event carries it).
 	ConfigureStep(st Step, label string) error
 }
 

@@ -30,8 +30,10 @@ type cluster struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	servers map[string]*srv
-	// coordDone receives what the running coordinator's Run returned
+	// coordDone receives what the running coordinator's Run returned;
+	// coordStop stops it cleanly
 	coordDone chan error
+	coordStop context.CancelFunc
 	regions   int
 }
 
@@ -80,13 +82,14 @@ func (c *cluster) startCoord(l net.Listener, servers int) {
 		l.Close()
 		c.t.Fatal(err)
 	}
+	ctx, stop := context.WithCancel(c.ctx)
 	c.mu.Lock()
 	c.coord, c.addr = co, co.Addr()
-	c.coordDone = make(chan error, 1)
+	c.coordDone, c.coordStop = make(chan error, 1), stop
 	done := c.coordDone
 	c.mu.Unlock()
 	c.wg.Add(1)
-	go func() { defer c.wg.Done(); done <- co.Run(c.ctx) }()
+	go func() { defer c.wg.Done(); done <- co.Run(ctx) }()
 }
 
 func (c *cluster) startServer(name string) {

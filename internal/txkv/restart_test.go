@@ -30,6 +30,19 @@ func (c *cluster) crashCoord() string {
 	return addr
 }
 
+// stopCoord stops the coordinator cleanly (SIGTERM) and returns its address.
+func (c *cluster) stopCoord() string {
+	c.t.Helper()
+	c.mu.Lock()
+	stop, done, addr := c.coordStop, c.coordDone, c.addr
+	c.mu.Unlock()
+	stop()
+	if err := <-done; err != nil {
+		c.t.Fatalf("coordinator: Run returned %v after a clean stop", err)
+	}
+	return addr
+}
+
 // restartCoord starts a new coordinator on addr over the same directories.
 func (c *cluster) restartCoord(addr string, servers int) {
 	c.t.Helper()
@@ -192,13 +205,20 @@ func noDuplicates(t *testing.T, recs []wire.TxnRecord) {
 }
 
 // TestCoordinatorRestartUnderLoad: the coordinator crashes (losing the log
-// records it had not synced) with commits in flight and restarts; no
-// acknowledged commit is lost, none is logged twice, no transaction is seen
-// half applied, and the load continues.
+// records it had not synced) or stops cleanly with commits in flight and
+// restarts; no acknowledged commit is lost, none is logged twice, no
+// transaction is seen half applied, and the load continues.
 func TestCoordinatorRestartUnderLoad(t *testing.T) {
-	for _, p := range []wire.Persistence{wire.Async, wire.Sync} {
-		t.Run(string(p), func(t *testing.T) {
-			cfg := testConfig(p)
+	for _, tc := range []struct {
+		p     wire.Persistence
+		clean bool
+	}{{wire.Async, false}, {wire.Sync, false}, {wire.Async, true}} {
+		name := string(tc.p)
+		if tc.clean {
+			name += "-clean-stop"
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := testConfig(tc.p)
 			cfg.Heartbeat = 100 * time.Millisecond
 			cfg.SessionTimeout = 500 * time.Millisecond
 			c := startCluster(t, 2, cfg)
@@ -212,7 +232,12 @@ func TestCoordinatorRestartUnderLoad(t *testing.T) {
 			h.mu.Lock()
 			before := h.acked
 			h.mu.Unlock()
-			addr := c.crashCoord()
+			var addr string
+			if tc.clean {
+				addr = c.stopCoord()
+			} else {
+				addr = c.crashCoord()
+			}
 			crashed := time.Now()
 			time.Sleep(150 * time.Millisecond)
 			c.restartCoord(addr, 2)

@@ -129,10 +129,17 @@ func (c *Coordinator) restartReplay(started time.Time) {
 				from = min(from, tp)
 			}
 		}
+		var ask []*serverState
+		for _, sv := range c.servers {
+			if sv.live && !sv.reported {
+				ask = append(ask, sv)
+			}
+		}
 		c.mu.Unlock()
 		if ready {
 			break
 		}
+		c.askTP(ask)
 		if !sleepCtx(c.ctx, 20*time.Millisecond) {
 			return
 		}
@@ -185,6 +192,34 @@ func (c *Coordinator) restartReplay(started time.Time) {
 		Replayed: len(recs), Regions: len(c.regions), From: from})
 	c.lg.Printf("restart recovery done: %d write-sets committed after T_P %d replayed in %v (regions online and T_P reported %v after the start; %d write-sets in the log at the start); serving transactions",
 		len(recs), from, done.Sub(online).Round(time.Millisecond), online.Sub(started).Round(time.Millisecond), c.loggedN)
+}
+
+// askTP asks servers that have not heartbeated since the restart for
+// their T_P (the value their next heartbeat would report), so that the
+// replay need not wait for their heartbeats. It does not renew them: their
+// lease and liveness still come from heartbeats.
+func (c *Coordinator) askTP(servers []*serverState) {
+	var wg sync.WaitGroup
+	for _, sv := range servers {
+		c.mu.Lock()
+		addr, id := sv.addr, sv.id
+		c.mu.Unlock()
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(c.ctx, 500*time.Millisecond)
+			defer cancel()
+			var rep wire.ServerInfoReply
+			if err := c.router.Conn(addr).Call(ctx, "Server.Info", &wire.ServerArgs{ServerID: id}, &rep); err != nil || rep.Code != wire.OK || rep.ID != id {
+				return
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if sv.live && !sv.reported { // a heartbeat's value is at least as new
+				c.g.ServerHeartbeat(id, rep.TP)
+				sv.reported = true
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {

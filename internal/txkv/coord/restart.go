@@ -24,8 +24,8 @@ import (
 // did not get learns that it committed.
 //
 // It does not know which logged write-sets were flushed before it
-// stopped. Once every region is online on a server that has reported its
-// T_P since the restart, it replays the logged write-sets committed after
+// stopped. Once every region is online on a server whose T_P it learned
+// since the restart (heartbeat, or asked with Server.Info), it replays the logged write-sets committed after
 // the lowest of those T_P (a write-set at or below T_P(s) was flushed and
 // persisted wherever it went, Algorithm 3) to the regions' hosts — a flush
 // is idempotent, the commit timestamp is the cell version — and only then

@@ -2,12 +2,14 @@ package txkv_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -517,4 +519,49 @@ func TestOracleSurvivesRestart(t *testing.T) {
 func openClientStart(t *testing.T, co *coord.Coordinator) *client.Client {
 	t.Helper()
 	return openClient(t, co.Addr())
+}
+
+// TestCloseDuringCommits: Close while other goroutines commit. Every commit
+// either succeeds (and its write-set is flushed before Close returns) or is
+// refused with ErrClosed; the race detector sees no Add racing Close's Wait.
+func TestCloseDuringCommits(t *testing.T) {
+	c := startCluster(t, 2, testConfig(wire.Async))
+	cl := openClient(t, c.addr)
+	var wg sync.WaitGroup
+	var committed, refused atomic.Int64
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				tx, err := cl.Begin(ctx)
+				if err != nil {
+					if errors.Is(err, client.ErrClosed) {
+						return
+					}
+					continue
+				}
+				_ = tx.Write("t", fmt.Sprintf("user%d-%d", w, i), map[string][]byte{"f": []byte("v")})
+				_, err = tx.Commit(ctx)
+				switch {
+				case err == nil:
+					committed.Add(1)
+				case errors.Is(err, client.ErrClosed):
+					refused.Add(1)
+					return
+				}
+			}
+		}()
+	}
+	eventually(t, 10*time.Second, "some commits", func() bool { return committed.Load() >= 50 })
+	if err := cl.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	wg.Wait()
+	if committed.Load() < 50 {
+		t.Errorf("%d commits before Close, want at least 50", committed.Load())
+	}
+	t.Logf("%d committed, %d refused after Close", committed.Load(), refused.Load())
 }

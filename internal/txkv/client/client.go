@@ -121,7 +121,11 @@ type Client struct {
 
 	flushSem chan struct{}
 	flushWG  sync.WaitGroup
-	notify   chan flushed
+	// flushMu orders flushWG.Add (read-locked, in Commit) before Close's
+	// flushWG.Wait: Close write-locks it to set closed, so no commit adds
+	// to the group once Close may be waiting on it.
+	flushMu sync.RWMutex
+	notify  chan flushed
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -329,7 +333,10 @@ func (c *Client) notifier() {
 // and unregisters. If flushes could not complete it does not unregister:
 // the recovery manager then treats the client as failed and replays them.
 func (c *Client) Close(ctx context.Context) error {
-	if !c.closed.CompareAndSwap(false, true) {
+	c.flushMu.Lock()
+	first := c.closed.CompareAndSwap(false, true)
+	c.flushMu.Unlock()
+	if !first {
 		return nil
 	}
 	done := make(chan struct{})
@@ -554,11 +561,18 @@ func (t *Txn) Commit(ctx context.Context) (uint64, error) {
 	case <-ctx.Done():
 		return 0, fmt.Errorf("txkv commit: waiting for a flush slot: %w", ctx.Err())
 	}
+	c.flushMu.RLock()
+	if c.closed.Load() {
+		c.flushMu.RUnlock()
+		<-c.flushSem
+		return 0, ErrClosed
+	}
+	c.flushWG.Add(1)
+	c.flushMu.RUnlock()
 	id, below := in.startTxn()
 	in.tr.CommitStarted(id)
 	args := &wire.CommitArgs{ClientID: in.id, TxnID: id, StartTS: t.startTS, Writes: ws, ResolvedBelow: below}
 	res := make(chan commitResult, 1)
-	c.flushWG.Add(1)
 	go func() {
 		defer c.flushWG.Done()
 		defer func() { <-c.flushSem }()

@@ -33,6 +33,14 @@ heartbeat) scenario=scenarios/txkv-heartbeat.yaml ;;
 	exit 2
 	;;
 esac
+command -v jq >/dev/null 2>&1 || {
+	echo "$0: needs jq to read summary.json (apt-get install jq)" >&2
+	exit 1
+}
+[ -x "$FB" ] || {
+	echo "$0: $FB not found: run make build first, or set FAULTBENCH" >&2
+	exit 1
+}
 mkdir -p "$RUNS"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 csv="$RUNS/txkv-$what-$stamp.csv"

@@ -32,6 +32,13 @@ const (
 	RoleChange     = "role-change"     // observed: e.g. a replica promoted to primary
 	ClusterHealthy = "cluster-healthy" // observed: the launcher's health check passed
 	Note           = "note"            // free text
+	// FailureDetected: the database itself declared a node failed (txkv:
+	// missed heartbeats); node: the failed node; time: the database's.
+	FailureDetected = "failure-detected"
+	// Recovered: the database finished recovering from a failure it
+	// detected; node: the failed node; detail: what it did; time: the
+	// database's.
+	Recovered = "recovered"
 )
 
 // Event is one line of events.jsonl.

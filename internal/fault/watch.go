@@ -35,6 +35,10 @@ const watchRefreshTimeout = 5 * time.Second
 //     new leader, detail "n1 -> n3" ("none -> n1" if no leader was seen).
 //   - RoleChange: an up node's role differs from its last known role, e.g.
 //     "n2 replica -> primary" (leader/follower swaps are LeaderChange only).
+//   - FailureDetected and Recovered: where the launcher is a
+//     launcher.RecoveryReporter (txkv), each new record of a failure the
+//     database detected and recovered from, asked after every Refresh, as
+//     two events at the database's own detection and completion times.
 //
 // The first look, after one Refresh, is the baseline and writes nothing. If
 // Refresh fails, roles stay as last known while processes are still checked;
@@ -67,6 +71,8 @@ func Watch(ctx context.Context, t *Target, every time.Duration) {
 	if ctx.Err() != nil {
 		return
 	}
+	recs := newRecoveryWatch(t)
+	recs.poll(ctx) // baseline: recoveries before the watch are not written
 	var w watchState
 	w.step(observe(t.Snapshot())) // baseline
 
@@ -82,6 +88,9 @@ func Watch(ctx context.Context, t *Target, every time.Duration) {
 			case <-tk.C:
 			}
 			noteRefresh(refresh())
+			for _, e := range recs.poll(ctx) {
+				t.Events.Add(e)
+			}
 		}
 	}()
 	defer func() { <-done }()
@@ -98,6 +107,53 @@ func Watch(ctx context.Context, t *Target, every time.Duration) {
 			t.Events.Add(e)
 		}
 	}
+}
+
+// recoveryWatch turns a launcher's recovery records (launcher.RecoveryReporter)
+// into FailureDetected and Recovered events, each record once.
+type recoveryWatch struct {
+	t    *Target
+	rr   launcher.RecoveryReporter // nil: the launcher keeps no records
+	seen map[string]bool
+	base bool // the first poll is the baseline
+}
+
+func newRecoveryWatch(t *Target) *recoveryWatch {
+	rr, _ := t.Launcher.(launcher.RecoveryReporter)
+	return &recoveryWatch{t: t, rr: rr, seen: map[string]bool{}, base: true}
+}
+
+// poll asks for the records and returns the events of those not seen
+// before (none on the first poll). A failed request returns nothing: the
+// records are still there on the next poll.
+func (w *recoveryWatch) poll(ctx context.Context) []event.Event {
+	if w.rr == nil {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, watchRefreshTimeout)
+	defer cancel()
+	recs, err := w.rr.Recoveries(rctx, w.t.Snapshot())
+	if err != nil {
+		return nil
+	}
+	base := w.base
+	w.base = false
+	var out []event.Event
+	for _, r := range recs {
+		key := fmt.Sprintf("%s/%s/%d", r.Kind, r.Name, r.Detected.UnixNano())
+		if w.seen[key] {
+			continue
+		}
+		w.seen[key] = true
+		if base {
+			continue
+		}
+		out = append(out,
+			event.Event{Wall: r.Detected, Kind: event.FailureDetected, Node: r.Name,
+				Detail: fmt.Sprintf("%s %s declared failed by the database", r.Kind, r.Name)},
+			event.Event{Wall: r.Done, Kind: event.Recovered, Node: r.Name, Detail: r.Detail})
+	}
+	return out
 }
 
 // nodeObs is what one poll saw of one node.

@@ -2,6 +2,7 @@ package fault
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -160,4 +161,65 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// recoveringLauncher is a fakeLauncher that also keeps recovery records.
+type recoveringLauncher struct {
+	*fakeLauncher
+	recs []launcher.Recovery
+	err  error
+}
+
+func (r *recoveringLauncher) Recoveries(context.Context, *launcher.Cluster) ([]launcher.Recovery, error) {
+	return r.recs, r.err
+}
+
+// TestRecoveryWatch: records present at the first poll are the baseline;
+// each later record becomes a failure-detected and a recovered event at the
+// database's own times, once; a failed request writes nothing.
+func TestRecoveryWatch(t *testing.T) {
+	tg, fl := fakeTarget(t, map[string]string{"coord": "coordinator", "s1": "region-server"})
+	rl := &recoveringLauncher{fakeLauncher: fl}
+	tg.Launcher = rl
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	old := launcher.Recovery{Kind: "server", Name: "s2", Detected: t0, Done: t0.Add(time.Second), Detail: "before the run"}
+	fresh := launcher.Recovery{Kind: "server", Name: "s1", Detected: t0.Add(time.Minute), Done: t0.Add(time.Minute + 1200*time.Millisecond), Detail: "4 regions back"}
+	rl.recs = []launcher.Recovery{old}
+	w := newRecoveryWatch(tg)
+	steps := []struct {
+		name string
+		recs []launcher.Recovery
+		err  error
+		want []event.Event
+	}{
+		{"baseline", []launcher.Recovery{old}, nil, nil},
+		{"nothing new", []launcher.Recovery{old}, nil, nil},
+		{"request fails", nil, errors.New("coordinator down"), nil},
+		{"a new recovery", []launcher.Recovery{old, fresh}, nil, []event.Event{
+			{Wall: fresh.Detected, Kind: event.FailureDetected, Node: "s1"},
+			{Wall: fresh.Done, Kind: event.Recovered, Node: "s1", Detail: "4 regions back"},
+		}},
+		{"the same again", []launcher.Recovery{old, fresh}, nil, nil},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			rl.recs, rl.err = st.recs, st.err
+			got := w.poll(context.Background())
+			if len(got) != len(st.want) {
+				t.Fatalf("%d events %v, want %d", len(got), got, len(st.want))
+			}
+			for i, e := range got {
+				wnt := st.want[i]
+				if !e.Wall.Equal(wnt.Wall) || e.Kind != wnt.Kind || e.Node != wnt.Node || (wnt.Detail != "" && e.Detail != wnt.Detail) {
+					t.Errorf("event %d: %+v, want %+v", i, e, wnt)
+				}
+			}
+		})
+	}
+	t.Run("launcher without records", func(t *testing.T) {
+		plain, _ := fakeTarget(t, map[string]string{"n1": "leader"})
+		if got := newRecoveryWatch(plain).poll(context.Background()); got != nil {
+			t.Errorf("events %v from a launcher that keeps no records", got)
+		}
+	})
 }

@@ -135,6 +135,27 @@ type Launcher interface {
 	WaitHealthy(ctx context.Context, c *Cluster) error
 }
 
+// Recovery is a database's own record of a failure it detected and
+// recovered from, e.g. txkv's recovery manager declaring a region server
+// failed and bringing its regions back.
+type Recovery struct {
+	Kind     string    // what failed, in the database's words (txkv: "server", "coordinator")
+	Name     string    // the failed node's name (a cluster node name where it is one)
+	Detected time.Time // when the database declared the failure (wall clock)
+	Done     time.Time // when its recovery finished (wall clock)
+	Detail   string    // what the recovery did, e.g. "4 regions, 914 write-sets replayed after T_P 1234"
+}
+
+// RecoveryReporter is implemented by launchers whose database keeps records
+// of the failures it recovered from (txkv). The fault watcher asks for them
+// on every refresh and writes each new record as two events, at the
+// database's detection and completion times.
+type RecoveryReporter interface {
+	// Recoveries returns the finished recoveries the database remembers,
+	// oldest first. It fails when the database cannot be asked right now.
+	Recoveries(ctx context.Context, c *Cluster) ([]Recovery, error)
+}
+
 // Registry maps kinds to launchers.
 type Registry struct{ m map[string]Launcher }
 

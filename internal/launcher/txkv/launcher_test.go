@@ -407,6 +407,16 @@ func TestServerKillUnderLoad(t *testing.T) {
 	if !found {
 		t.Error("no recovery of s1 recorded")
 	}
+	// the same record as the fault watcher gets it (failure-detected and
+	// recovered events)
+	recs, err := l.Recoveries(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Kind != "server" || recs[0].Name != "s1" || !recs[0].Done.After(recs[0].Detected) ||
+		!strings.Contains(recs[0].Detail, "write-sets replayed") {
+		t.Errorf("Recoveries = %+v, want one server recovery of s1", recs)
+	}
 	// the region comes back: s1 restarts and the cluster is healthy with it
 	if err := l.StartNode(ctx, env, c, "s1"); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,8 @@ import (
 // "run N", a nil report shows "-"). Per-fault rows are grouped under a
 // "fault N" header row naming each run's fault; runs with fewer faults show
 // "-". A -1 time-until metric (recovery, stabilisation, reconfiguration)
-// prints as "never", a -1 duration (downtime, gap, failover: not
+// prints as "never" (recovery of a fault restored before it recovered:
+// "not before restore"), a -1 duration (downtime, gap, failover: not
 // computable) and the restore metrics of a fault not restored before the
 // run's end as "n/a".
 // The result is plain text, columns aligned with spaces, one line per row,
@@ -81,26 +82,26 @@ func ResultsTable(names []string, reports []*Report) string {
 			return s + " @" + num(m.Fault.At.Seconds(), 1) + "s"
 		}))
 		add("  downtime (ms)", injected(func(m FaultMetrics) string {
-			s := naCell(m.DowntimeMs)
+			s := NACell(m.DowntimeMs)
 			if m.DownAtSpanEnd {
 				s += "+ (still down)"
 			}
 			return s
 		}))
-		add("  longest gap (ms)", injected(func(m FaultMetrics) string { return naCell(m.LongestGapMs) }))
-		add("  failover time (ms)", injected(func(m FaultMetrics) string { return naCell(m.FailoverMs) }))
-		add("  recovery time (ms)", injected(func(m FaultMetrics) string { return timeCell(m.RecoveryMs) }))
-		add("  recovery after downtime (ms)", injected(func(m FaultMetrics) string { return timeCell(m.RecoveryAfterDowntimeMs) }))
+		add("  longest gap (ms)", injected(func(m FaultMetrics) string { return NACell(m.LongestGapMs) }))
+		add("  failover time (ms)", injected(func(m FaultMetrics) string { return NACell(m.FailoverMs) }))
+		add("  recovery time (ms)", injected(func(m FaultMetrics) string { return RecoveryCell(m, m.RecoveryMs) }))
+		add("  recovery after downtime (ms)", injected(func(m FaultMetrics) string { return RecoveryCell(m, m.RecoveryAfterDowntimeMs) }))
 		add("  node down throughput (ops/s)", injected(func(m FaultMetrics) string {
 			if m.RecoveryMs < 0 {
 				return "-"
 			}
 			return num(m.NodeDownOps, 0)
 		}))
-		add("  node down vs baseline (%)", fm(func(_ *Report, m FaultMetrics) string { return pctCell(m.ChangePct, "node_down_vs_baseline_pct") }))
-		add("  restore downtime (ms)", restored(func(m FaultMetrics) string { return naCell(m.RestoreDowntimeMs) }))
-		add("  time to stabilise on node up (ms)", restored(func(m FaultMetrics) string { return timeCell(m.StabiliseMs) }))
-		add("  reconfiguration time (ms)", injected(func(m FaultMetrics) string { return timeCell(m.ReconfigurationMs) }))
+		add("  node down vs baseline (%)", fm(func(_ *Report, m FaultMetrics) string { return PctCell(m.ChangePct, "node_down_vs_baseline_pct") }))
+		add("  restore downtime (ms)", restored(func(m FaultMetrics) string { return NACell(m.RestoreDowntimeMs) }))
+		add("  time to stabilise on node up (ms)", restored(func(m FaultMetrics) string { return TimeCell(m.StabiliseMs) }))
+		add("  reconfiguration time (ms)", injected(func(m FaultMetrics) string { return TimeCell(m.ReconfigurationMs) }))
 		add("  peak latency (ms)", injected(func(m FaultMetrics) string { return num(m.PeakLatencyMs, 1) }))
 		add("  failed ops in reconfiguration", injected(func(m FaultMetrics) string { return strconv.FormatInt(m.FailedOps, 10) }))
 		add("  aborted ops in reconfiguration", injected(func(m FaultMetrics) string { return strconv.FormatInt(m.AbortedOps, 10) }))
@@ -121,25 +122,36 @@ func ResultsTable(names []string, reports []*Report) string {
 	return align(rows)
 }
 
-// timeCell formats a "time until" metric in ms; negative (-1) is "never".
-func timeCell(v float64) string {
+// TimeCell formats a "time until" metric in ms; negative (-1) is "never".
+func TimeCell(v float64) string {
 	if v < 0 {
 		return "never"
 	}
 	return num(v, 0)
 }
 
-// naCell formats a duration metric in ms; negative (-1: not computable)
+// RecoveryCell formats a recovery metric of m: like TimeCell, but a fault
+// whose restore came before the cluster recovered (a killed node started
+// again while throughput was still down) reads "not before restore"; its
+// recovery is then the restore's "time to stabilise on node up".
+func RecoveryCell(m FaultMetrics, v float64) string {
+	if v < 0 && m.Fault.Restored() {
+		return "not before restore"
+	}
+	return TimeCell(v)
+}
+
+// NACell formats a duration metric in ms; negative (-1: not computable)
 // is "n/a".
-func naCell(v float64) string {
+func NACell(v float64) string {
 	if v < 0 {
 		return "n/a"
 	}
 	return num(v, 0)
 }
 
-// pctCell formats key of m as a signed percentage, "-" when absent.
-func pctCell(m map[string]float64, key string) string {
+// PctCell formats key of m as a signed percentage, "-" when absent.
+func PctCell(m map[string]float64, key string) string {
 	v, ok := m[key]
 	if !ok {
 		return "-"

@@ -73,3 +73,25 @@ func TestResultsTable(t *testing.T) {
 		}
 	})
 }
+
+// TestRecoveryCell: a recovery that did not happen reads "never", unless the
+// fault was restored first.
+func TestRecoveryCell(t *testing.T) {
+	tests := []struct {
+		name string
+		m    FaultMetrics
+		v    float64
+		want string
+	}{
+		{"recovered", FaultMetrics{Fault: Fault{RestoreAt: -1}}, 1234, "1234"},
+		{"never, not restored", FaultMetrics{Fault: Fault{RestoreAt: -1}}, -1, "never"},
+		{"restored first", FaultMetrics{Fault: Fault{RestoreAt: 5 * time.Second, RestoreAction: "start"}}, -1, "not before restore"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RecoveryCell(tc.m, tc.v); got != tc.want {
+				t.Errorf("RecoveryCell = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -340,7 +340,7 @@ func cards(r *Run) []card {
 			if i == 3 || m.Fault.RestoreOnly() {
 				break
 			}
-			v := naCell(m.DowntimeMs)
+			v := analyze.NACell(m.DowntimeMs)
 			if m.DownAtSpanEnd {
 				v += "+"
 			}

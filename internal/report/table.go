@@ -23,7 +23,8 @@ type metricRow struct {
 
 // results builds the results table of runs, laid out as seed 004's
 // results table: one column per run, one row per metric. Missing values
-// are "-"; -1 times are "never" (recovery-like) or "n/a" (not computable),
+// are "-"; -1 times are "never" (recovery-like; "not before restore" for
+// a fault restored before it recovered) or "n/a" (not computable),
 // as in analyze.ResultsTable.
 func results(runs []*Run) []metricRow {
 	var rows []metricRow
@@ -151,16 +152,16 @@ func results(runs []*Run) []metricRow {
 		}
 		rows = append(rows, row)
 		add("availability", group, "downtime (ms)", injected(func(m analyze.FaultMetrics) string {
-			s := naCell(m.DowntimeMs)
+			s := analyze.NACell(m.DowntimeMs)
 			if m.DownAtSpanEnd {
 				s += "+ (still down)"
 			}
 			return s
 		}))
-		add("availability", group, "longest gap (ms)", injected(func(m analyze.FaultMetrics) string { return naCell(m.LongestGapMs) }))
-		add("availability", group, "failover time (ms)", injected(func(m analyze.FaultMetrics) string { return naCell(m.FailoverMs) }))
-		add("availability", group, "recovery time (ms)", injected(func(m analyze.FaultMetrics) string { return timeCell(m.RecoveryMs) }))
-		add("availability", group, "recovery after downtime (ms)", injected(func(m analyze.FaultMetrics) string { return timeCell(m.RecoveryAfterDowntimeMs) }))
+		add("availability", group, "longest gap (ms)", injected(func(m analyze.FaultMetrics) string { return analyze.NACell(m.LongestGapMs) }))
+		add("availability", group, "failover time (ms)", injected(func(m analyze.FaultMetrics) string { return analyze.NACell(m.FailoverMs) }))
+		add("availability", group, "recovery time (ms)", injected(func(m analyze.FaultMetrics) string { return analyze.RecoveryCell(m, m.RecoveryMs) }))
+		add("availability", group, "recovery after downtime (ms)", injected(func(m analyze.FaultMetrics) string { return analyze.RecoveryCell(m, m.RecoveryAfterDowntimeMs) }))
 		add("availability", group, "node down throughput (ops/s)", injected(func(m analyze.FaultMetrics) string {
 			if m.RecoveryMs < 0 {
 				return "-"
@@ -168,11 +169,11 @@ func results(runs []*Run) []metricRow {
 			return num(m.NodeDownOps, 0)
 		}))
 		add("availability", group, "node down vs baseline (%)", fm(func(_ *analyze.Report, m analyze.FaultMetrics) string {
-			return pctCell(m.ChangePct, "node_down_vs_baseline_pct")
+			return analyze.PctCell(m.ChangePct, "node_down_vs_baseline_pct")
 		}))
-		add("availability", group, "restore downtime (ms)", restored(func(m analyze.FaultMetrics) string { return naCell(m.RestoreDowntimeMs) }))
-		add("availability", group, "time to stabilise on node up (ms)", restored(func(m analyze.FaultMetrics) string { return timeCell(m.StabiliseMs) }))
-		add("availability", group, "reconfiguration time (ms)", injected(func(m analyze.FaultMetrics) string { return timeCell(m.ReconfigurationMs) }))
+		add("availability", group, "restore downtime (ms)", restored(func(m analyze.FaultMetrics) string { return analyze.NACell(m.RestoreDowntimeMs) }))
+		add("availability", group, "time to stabilise on node up (ms)", restored(func(m analyze.FaultMetrics) string { return analyze.TimeCell(m.StabiliseMs) }))
+		add("availability", group, "reconfiguration time (ms)", injected(func(m analyze.FaultMetrics) string { return analyze.TimeCell(m.ReconfigurationMs) }))
 		add("availability", group, "peak latency (ms)", injected(func(m analyze.FaultMetrics) string { return num(m.PeakLatencyMs, 1) }))
 		add("availability", group, "failed ops in reconfiguration", injected(func(m analyze.FaultMetrics) string { return strconv.FormatInt(m.FailedOps, 10) }))
 		add("availability", group, "aborted ops in reconfiguration", injected(func(m analyze.FaultMetrics) string { return strconv.FormatInt(m.AbortedOps, 10) }))
@@ -285,28 +286,6 @@ func msCell(us float64) string {
 		return num(ms, 1)
 	}
 	return num(ms, 0)
-}
-
-func timeCell(v float64) string {
-	if v < 0 {
-		return "never"
-	}
-	return num(v, 0)
-}
-
-func naCell(v float64) string {
-	if v < 0 {
-		return "n/a"
-	}
-	return num(v, 0)
-}
-
-func pctCell(m map[string]float64, key string) string {
-	v, ok := m[key]
-	if !ok {
-		return "-"
-	}
-	return signed(v)
 }
 
 func signed(v float64) string { return fmt.Sprintf("%+.1f", v) }

@@ -1,46 +1,15 @@
 package upb
 
 import (
-	"bytes"
 	"context"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/faultbench/faultbench/internal/report/browsertest"
 )
-
-// chromiumPath is Debian's chromium (scripts/setup.sh --only chromium), as
-// in internal/report's Chromium test.
-const chromiumPath = "/usr/bin/chromium"
-
-// consoleMessage matches a page's console output as Chromium logs it with
-// --enable-logging; the report writes nothing to the console.
-var consoleMessage = regexp.MustCompile(`:CONSOLE[:(]\d+\)?\].*|Uncaught.*`)
-
-func chromium(t *testing.T, url string, args ...string) (stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
-		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}
-	cmd := exec.CommandContext(ctx, chromiumPath, append(append(base, args...), url)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, errb.String())
-	}
-	return out.String(), errb.String()
-}
 
 // TestReportInChromium opens the fixture's UPB report from disk in headless
 // Chromium: it loads without console messages, the script runs, every probe
@@ -50,9 +19,7 @@ func TestReportInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium")
 	}
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("%s is missing: install it with `bash scripts/setup.sh --only chromium`", chromiumPath)
-	}
+	browsertest.Require(t)
 	dir := copyTree(t, fixtureRun)
 	out, err := WriteReport(context.Background(), dir, false)
 	if err != nil {
@@ -62,8 +29,8 @@ func TestReportInChromium(t *testing.T) {
 	sum := readSummary(t, dir)
 
 	t.Run("dom", func(t *testing.T) {
-		dom, logs := chromium(t, url, "--dump-dom")
-		if m := consoleMessage.FindString(logs); m != "" {
+		dom, logs := browsertest.Run(t, url, "--dump-dom")
+		if m := browsertest.ConsoleMessage.FindString(logs); m != "" {
 			t.Errorf("console message: %s", m)
 		}
 		if !strings.Contains(dom, `data-js="ready"`) {
@@ -86,8 +53,8 @@ func TestReportInChromium(t *testing.T) {
 		if shot == "" {
 			shot = filepath.Join(t.TempDir(), "upb.png")
 		}
-		_, logs := chromium(t, url, "--screenshot="+shot, "--window-size=1200,2600", "--hide-scrollbars")
-		if m := consoleMessage.FindString(logs); m != "" {
+		_, logs := browsertest.Run(t, url, "--screenshot="+shot, "--window-size=1200,2600", "--hide-scrollbars")
+		if m := browsertest.ConsoleMessage.FindString(logs); m != "" {
 			t.Errorf("console message: %s", m)
 		}
 		f, err := os.Open(shot)

@@ -109,27 +109,36 @@ func Watch(ctx context.Context, t *Target, every time.Duration) {
 	}
 }
 
+// recoveryPollEvery is how often the watcher asks for recovery records at
+// most. The events carry the database's own times, so asking less often
+// than Refresh runs delays them without making them less exact, and keeps
+// the extra request off most refreshes.
+const recoveryPollEvery = time.Second
+
 // recoveryWatch turns a launcher's recovery records (launcher.RecoveryReporter)
 // into FailureDetected and Recovered events, each record once.
 type recoveryWatch struct {
-	t    *Target
-	rr   launcher.RecoveryReporter // nil: the launcher keeps no records
-	seen map[string]bool
-	base bool // the first poll is the baseline
+	t     *Target
+	rr    launcher.RecoveryReporter // nil: the launcher keeps no records
+	seen  map[string]bool
+	base  bool          // the first poll is the baseline
+	every time.Duration // at most one request per every
+	last  time.Time     // when the last request was made
 }
 
 func newRecoveryWatch(t *Target) *recoveryWatch {
 	rr, _ := t.Launcher.(launcher.RecoveryReporter)
-	return &recoveryWatch{t: t, rr: rr, seen: map[string]bool{}, base: true}
+	return &recoveryWatch{t: t, rr: rr, seen: map[string]bool{}, base: true, every: recoveryPollEvery}
 }
 
-// poll asks for the records and returns the events of those not seen
-// before (none on the first poll). A failed request returns nothing: the
-// records are still there on the next poll.
+// poll asks for the records, unless it asked less than w.every ago, and
+// returns the events of those not seen before (none on the first poll). A
+// failed request returns nothing: the records are still there next time.
 func (w *recoveryWatch) poll(ctx context.Context) []event.Event {
-	if w.rr == nil {
+	if w.rr == nil || (!w.base && time.Since(w.last) < w.every) {
 		return nil
 	}
+	w.last = time.Now()
 	rctx, cancel := context.WithTimeout(ctx, watchRefreshTimeout)
 	defer cancel()
 	recs, err := w.rr.Recoveries(rctx, w.t.Snapshot())

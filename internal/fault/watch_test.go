@@ -186,6 +186,7 @@ func TestRecoveryWatch(t *testing.T) {
 	fresh := launcher.Recovery{Kind: "server", Name: "s1", Detected: t0.Add(time.Minute), Done: t0.Add(time.Minute + 1200*time.Millisecond), Detail: "4 regions back"}
 	rl.recs = []launcher.Recovery{old}
 	w := newRecoveryWatch(tg)
+	w.every = 0 // ask on every poll
 	steps := []struct {
 		name string
 		recs []launcher.Recovery
@@ -216,6 +217,17 @@ func TestRecoveryWatch(t *testing.T) {
 			}
 		})
 	}
+	t.Run("asked at most once per interval", func(t *testing.T) {
+		rl.recs = []launcher.Recovery{old, fresh, {Kind: "server", Name: "s2", Detected: t0.Add(2 * time.Minute), Done: t0.Add(2*time.Minute + time.Second)}}
+		w.every, w.last = time.Hour, time.Now()
+		if got := w.poll(context.Background()); got != nil {
+			t.Errorf("events %v within the interval", got)
+		}
+		w.last = time.Now().Add(-2 * time.Hour)
+		if got := w.poll(context.Background()); len(got) != 2 {
+			t.Errorf("%d events after the interval, want 2", len(got))
+		}
+	})
 	t.Run("launcher without records", func(t *testing.T) {
 		plain, _ := fakeTarget(t, map[string]string{"n1": "leader"})
 		if got := newRecoveryWatch(plain).poll(context.Background()); got != nil {

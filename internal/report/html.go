@@ -73,25 +73,39 @@ func render(ctx context.Context, r *Run, pngs bool) (*Output, error) {
 	if err := page.execute(&buf); err != nil {
 		return nil, err
 	}
-	out := &Output{HTML: filepath.Join(r.Dir, HTMLFile)}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if pngs {
-		plots := filepath.Join(r.Dir, PlotsDir)
+	names := make([]string, len(figs))
+	for i := range figs {
+		names[i] = figs[i].png
+	}
+	if !pngs {
+		canvases = nil
+	}
+	return writeOutputs(ctx, r.Dir, buf.Bytes(), names, canvases)
+}
+
+// writeOutputs writes the PNGs of canvases (named by names) into dir's
+// plots/, then html as dir's report.html, and returns their paths.
+// With no canvases it writes report.html only.
+func writeOutputs(ctx context.Context, dir string, html []byte, names []string, canvases []*canvas) (*Output, error) {
+	out := &Output{HTML: filepath.Join(dir, HTMLFile)}
+	if len(canvases) > 0 {
+		plots := filepath.Join(dir, PlotsDir)
 		if err := os.MkdirAll(plots, 0o755); err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
 		paths := make([]string, len(canvases))
 		for i := range canvases {
-			paths[i] = filepath.Join(plots, figs[i].png)
+			paths[i] = filepath.Join(plots, names[i])
 		}
 		if err := writePNGs(ctx, paths, canvases); err != nil {
 			return nil, err
 		}
 		out.Plots = paths
 	}
-	if err := rundir.WriteFile(out.HTML, buf.Bytes()); err != nil {
+	if err := rundir.WriteFile(out.HTML, html); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return out, nil

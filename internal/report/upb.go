@@ -6,8 +6,6 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/rundir"
@@ -238,25 +236,10 @@ func RenderUPB(ctx context.Context, u *UPBReport, pngs bool) (*Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := &Output{HTML: filepath.Join(u.Dir, HTMLFile)}
-	if pngs && len(curves) > 0 {
-		dir := filepath.Join(u.Dir, PlotsDir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("report: %w", err)
-		}
-		paths := make([]string, len(curves))
-		for i := range curves {
-			paths[i] = filepath.Join(dir, pngNames[i])
-		}
-		if err := writePNGs(ctx, paths, curves); err != nil {
-			return nil, err
-		}
-		out.Plots = paths
+	if !pngs {
+		curves = nil
 	}
-	if err := rundir.WriteFile(out.HTML, buf.Bytes()); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	return out, nil
+	return writeOutputs(ctx, u.Dir, buf.Bytes(), pngNames, curves)
 }
 
 // curveSpec is the probe curve of a search.

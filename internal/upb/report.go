@@ -346,7 +346,7 @@ func probeOf(dir string, r Row, isT, withClients bool, cfg *Config) report.UPBPr
 			p.WarmupEnd = w.End.Seconds()
 		}
 		p.Times = append(p.Times, w.Start.Seconds())
-		p.TPS = append(p.TPS, float64(w.OK)/(w.End-w.Start).Seconds())
+		p.TPS = append(p.TPS, w.Throughput())
 	}
 	if cfg != nil {
 		window = cfg.Window
@@ -362,8 +362,7 @@ func probeOf(dir string, r Row, isT, withClients bool, cfg *Config) report.UPBPr
 	return p
 }
 
-// files lists the run directory's top-level files and its probes' windows,
-// for links.
+// files lists the run directory's top-level files, for links.
 func files(dir string) []string {
 	var out []string
 	ents, _ := os.ReadDir(dir)

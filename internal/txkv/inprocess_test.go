@@ -362,22 +362,32 @@ func (h *history) verify(t *testing.T, cl *client.Client) {
 	t.Logf("%d acknowledged commits, %d keys checked, %d keys with unknown outcomes", h.acked, len(h.last), len(h.unknown))
 }
 
+// crashableUnderLoad starts 3 servers whose WALs are synced only at
+// heartbeats (a crash loses up to a heartbeat of writes), opens a client
+// and runs 8 writers on it for half a second; the caller crashes things,
+// closes stop, waits for wg and verifies h.
+func crashableUnderLoad(t *testing.T) (c *cluster, cl *client.Client, h *history, stop chan struct{}, wg *sync.WaitGroup) {
+	t.Helper()
+	cfg := testConfig(wire.Async)
+	cfg.Heartbeat = 100 * time.Millisecond
+	cfg.SessionTimeout = 400 * time.Millisecond
+	cfg.WALSyncInterval = time.Minute
+	c = startCluster(t, 3, cfg)
+	cl = openClient(t, c.addr)
+	t.Cleanup(func() { cl.Close(context.Background()) })
+	h = newHistory()
+	stop = make(chan struct{})
+	wg = load(t, cl, h, 8, stop)
+	time.Sleep(500 * time.Millisecond)
+	return c, cl, h, stop, wg
+}
+
 // TestServerCrashRecovery: a server crashes under load, losing the WAL
 // records it had not synced; its regions are reassigned, recovered from
 // its WAL and by the transactional replay, and no acknowledged commit is
 // lost.
 func TestServerCrashRecovery(t *testing.T) {
-	cfg := testConfig(wire.Async)
-	cfg.Heartbeat = 100 * time.Millisecond
-	cfg.SessionTimeout = 400 * time.Millisecond
-	cfg.WALSyncInterval = time.Minute // only heartbeats persist: the crash loses up to a heartbeat of writes
-	c := startCluster(t, 3, cfg)
-	cl := openClient(t, c.addr)
-	defer cl.Close(context.Background())
-	h := newHistory()
-	stop := make(chan struct{})
-	wg := load(t, cl, h, 8, stop)
-	time.Sleep(500 * time.Millisecond)
+	c, cl, h, stop, wg := crashableUnderLoad(t)
 	c.crashServer("s1")
 	crashed := time.Now()
 	eventually(t, 15*time.Second, "the server's recovery", func() bool {

@@ -271,17 +271,7 @@ func TestCoordinatorRestartUnderLoad(t *testing.T) {
 // coordinator was down is declared failed (T_P 0: the whole log is
 // replayed to its regions' new hosts). No acknowledged commit is lost.
 func TestCoordinatorRestartWithDeadServer(t *testing.T) {
-	cfg := testConfig(wire.Async)
-	cfg.Heartbeat = 100 * time.Millisecond
-	cfg.SessionTimeout = 400 * time.Millisecond
-	cfg.WALSyncInterval = time.Minute // only heartbeats persist: a crash loses up to a heartbeat of writes
-	c := startCluster(t, 3, cfg)
-	cl := openClient(t, c.addr)
-	defer cl.Close(context.Background())
-	h := newHistory()
-	stop := make(chan struct{})
-	wg := load(t, cl, h, 8, stop)
-	time.Sleep(500 * time.Millisecond)
+	c, cl, h, stop, wg := crashableUnderLoad(t)
 
 	// s1 crashes; the coordinator crashes as soon as it noticed
 	c.crashServer("s1")

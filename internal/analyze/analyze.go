@@ -22,9 +22,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // Params are the thresholds of the metric definitions.
@@ -673,7 +673,7 @@ func (a *analyzer) reconfiguration(m *FaultMetrics, before, during []int) {
 			m.PeakLatencyMs = math.Max(m.PeakLatencyMs, r.MaxUs/1000)
 		}
 		m.FailedOps += a.s[i].all.ErrorCount()
-		m.AbortedOps += a.s[i].all.Errors[driver.Conflict]
+		m.AbortedOps += a.s[i].all.Errors[outcome.Conflict]
 	}
 	if aft := stats(a.s, afterIdx, op); aft.OKCount > 0 && ref.OKCount > 0 && ref.MeanUs > 0 {
 		v := (aft.MeanUs/ref.MeanUs - 1) * 100

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 const sec = time.Second
@@ -44,8 +44,8 @@ func gen(window, end, warmup time.Duration, f func(t time.Duration) point) []mea
 		r := measure.WindowRow{Index: i, Start: s, End: e, Phase: measure.PhaseRun, Op: measure.AllOps,
 			OK: int64(math.Round(ok)), MeanUs: m.mean, P50Us: m.p50, P90Us: m.p99, P95Us: m.p99,
 			P99Us: m.p99, P999Us: m.maxUs, MaxUs: m.maxUs}
-		r.Errors[driver.Timeout] = int64(math.Round(to))
-		r.Errors[driver.Conflict] = int64(math.Round(cf))
+		r.Errors[outcome.Timeout] = int64(math.Round(to))
+		r.Errors[outcome.Conflict] = int64(math.Round(cf))
 		if s < warmup {
 			r.Phase = measure.PhaseWarmup
 		}
@@ -496,7 +496,7 @@ func TestEdgeCases(t *testing.T) {
 			rd, up := a, a
 			rd.Op, up.Op = "read", "update"
 			rd.OK, up.OK = a.OK/2, a.OK-a.OK/2
-			rd.Errors, up.Errors = [driver.NumClasses]int64{}, a.Errors
+			rd.Errors, up.Errors = [outcome.NumClasses]int64{}, a.Errors
 			ops = append(ops, rd, up)
 		}
 		r := mustAnalyze(t, ops, killStart(30*sec, 60*sec), exactParams())

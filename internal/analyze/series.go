@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // slot is one window of the run: its ALL row (read or synthesised from the
@@ -198,7 +198,7 @@ func stats(s []slot, idx []int, op string) LatencyStats {
 func errorsByClass(s []slot, idx []int) map[string]int64 {
 	out := map[string]int64{}
 	for _, i := range idx {
-		for _, c := range driver.ErrorClasses() {
+		for _, c := range outcome.ErrorClasses() {
 			if n := s[i].all.Errors[c]; n != 0 {
 				out[c.String()] += n
 			}

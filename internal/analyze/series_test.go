@@ -4,15 +4,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 func TestStatsWeighting(t *testing.T) {
 	row := func(i int, op string, ok int64, p99, maxUs float64) measure.WindowRow {
 		r := measure.WindowRow{Index: i, Start: time.Duration(i) * sec, End: time.Duration(i+1) * sec,
 			Phase: measure.PhaseRun, Op: op, OK: ok, MeanUs: p99 / 2, P50Us: p99 / 4, P95Us: p99, P99Us: p99, MaxUs: maxUs}
-		r.Errors[driver.Unavailable] = 2
+		r.Errors[outcome.Unavailable] = 2
 		return r
 	}
 	s, notes := buildSlots([]measure.WindowRow{
@@ -39,7 +39,7 @@ func TestStatsWeighting(t *testing.T) {
 	})
 	t.Run("synthesised ALL", func(t *testing.T) {
 		a := s[3].all
-		if a.OK != 400 || a.Errors[driver.Unavailable] != 4 || a.Op != measure.AllOps || a.Phase != measure.PhaseRun {
+		if a.OK != 400 || a.Errors[outcome.Unavailable] != 4 || a.Op != measure.AllOps || a.Phase != measure.PhaseRun {
 			t.Errorf("ALL row %+v", a)
 		}
 		eq(t, "P99Us", a.P99Us, 4000)

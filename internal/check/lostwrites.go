@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/workload"
 )
 
@@ -270,7 +271,7 @@ func (t *Tracker) verifyKey(ctx context.Context, d driver.Driver, table, key str
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		rec, err = d.Read(rctx, table, key, nil)
 		cancel()
-		if err == nil || errors.Is(err, driver.ErrNotFound) || ctx.Err() != nil {
+		if err == nil || errors.Is(err, outcome.ErrNotFound) || ctx.Err() != nil {
 			break
 		}
 		select {
@@ -283,7 +284,7 @@ func (t *Tracker) verifyKey(ctx context.Context, d driver.Driver, table, key str
 		ex.Expected = ks.lastTag.String()
 	}
 	switch {
-	case errors.Is(err, driver.ErrNotFound):
+	case errors.Is(err, outcome.ErrNotFound):
 		if ks.acked == 0 {
 			return ex, false // only unknown-outcome writes: absence is allowed
 		}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/workload"
 )
 
@@ -31,7 +31,7 @@ func (m *memDriver) Read(_ context.Context, _, key string, _ []string) (map[stri
 	}
 	r, ok := m.recs[key]
 	if !ok {
-		return nil, fmt.Errorf("read %s: %w", key, driver.ErrNotFound)
+		return nil, fmt.Errorf("read %s: %w", key, outcome.ErrNotFound)
 	}
 	return r, nil
 }
@@ -69,7 +69,7 @@ func write(t *Tracker, d *memDriver, worker int, kind workload.OpKind, key strin
 }
 
 func TestVerify(t *testing.T) {
-	timeout := driver.Classified(driver.Timeout, "update", errors.New("deadline"))
+	timeout := outcome.Classified(outcome.Timeout, "update", errors.New("deadline"))
 	tests := []struct {
 		name      string
 		do        func(tr *Tracker, d *memDriver)
@@ -108,7 +108,7 @@ func TestVerify(t *testing.T) {
 		}, 1, 0, 0, 1, []string{"lost-write"}},
 		{"unreadable key", func(tr *Tracker, d *memDriver) {
 			write(tr, d, 0, workload.Update, "a", true, nil)
-			d.fail["a"] = driver.Classified(driver.Unavailable, "read", errors.New("down"))
+			d.fail["a"] = outcome.Classified(outcome.Unavailable, "read", errors.New("down"))
 		}, 0, 0, 1, 1, []string{"unreadable"}},
 	}
 	for _, tc := range tests {

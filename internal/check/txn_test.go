@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/workload"
 )
 
@@ -32,8 +32,8 @@ func txn(tr *Tracker, d *memDriver, worker int, keys []string, apply []bool, err
 }
 
 func TestVerifyTransactions(t *testing.T) {
-	timeout := driver.Classified(driver.Timeout, "commit", errors.New("deadline"))
-	conflict := driver.Classified(driver.Conflict, "commit", errors.New("aborted"))
+	timeout := outcome.Classified(outcome.Timeout, "commit", errors.New("deadline"))
+	conflict := outcome.Classified(outcome.Conflict, "commit", errors.New("aborted"))
 	all, none := []bool{true, true, true}, []bool{false, false, false}
 	tests := []struct {
 		name           string

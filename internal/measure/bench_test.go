@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // benchSamples returns n samples ending in the first 100 ms after t0: two
@@ -17,7 +17,7 @@ func benchSamples(n int) []Sample {
 		lat := 0.1 + float64((i*7919)%1000)*0.01
 		s := ok(i%2, float64(i%997)*0.1, lat, lat*0.8)
 		if i%50 == 49 {
-			s.Class = driver.Timeout
+			s.Class = outcome.Timeout
 		}
 		s.Behind = i%100 == 0
 		out[i] = s

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // Collector owns the recorders of a phase, closes windows and writes the
@@ -48,19 +47,19 @@ type Collector struct {
 
 // aggregate is one operation's (or ALL's) data of the window being closed.
 type aggregate struct {
-	counts          [driver.NumClasses]int64
+	counts          [outcome.NumClasses]int64
 	behind          int64
-	firstOK, lastOK time.Duration // valid when counts[driver.OK] > 0
+	firstOK, lastOK time.Duration // valid when counts[outcome.OK] > 0
 	lat, svc        *hdrhistogram.Histogram
 }
 
 // addOKSpan widens a's first/last success times by those of o, which holds
 // ok > 0 successes. Call before adding o's counts.
 func (a *aggregate) addOKSpan(o *opSlot) {
-	if a.counts[driver.OK] == 0 || o.firstOK < a.firstOK {
+	if a.counts[outcome.OK] == 0 || o.firstOK < a.firstOK {
 		a.firstOK = o.firstOK
 	}
-	if a.counts[driver.OK] == 0 || o.lastOK > a.lastOK {
+	if a.counts[outcome.OK] == 0 || o.lastOK > a.lastOK {
 		a.lastOK = o.lastOK
 	}
 }
@@ -72,7 +71,7 @@ func (a *aggregate) ensure() {
 }
 
 func (a *aggregate) reset() {
-	a.counts = [driver.NumClasses]int64{}
+	a.counts = [outcome.NumClasses]int64{}
 	a.behind = 0
 	if a.lat != nil && a.lat.TotalCount() > 0 {
 		a.lat.Reset()
@@ -277,7 +276,7 @@ func (c *Collector) absorb(i int, sl *slot, run bool) {
 		a := &c.agg[op]
 		a.ensure()
 		c.all.ensure()
-		if o.counts[driver.OK] > 0 {
+		if o.counts[outcome.OK] > 0 {
 			a.addOKSpan(o)
 			c.all.addOKSpan(o)
 		}
@@ -300,8 +299,8 @@ func (c *Collector) absorb(i int, sl *slot, run bool) {
 		t := &c.tot[op]
 		addCounts(t, o.counts, o.behind)
 		addCounts(&c.totAll, o.counts, o.behind)
-		cl.ok += o.counts[driver.OK]
-		cl.errors += n - o.counts[driver.OK]
+		cl.ok += o.counts[outcome.OK]
+		cl.errors += n - o.counts[outcome.OK]
 		if hasLat {
 			if t.Intended == nil {
 				t.Intended, t.Service = newHist(), newHist()
@@ -321,9 +320,9 @@ func (c *Collector) absorb(i int, sl *slot, run bool) {
 	}
 }
 
-func addCounts(t *OpTotals, counts [driver.NumClasses]int64, behind int64) {
-	t.OK += counts[driver.OK]
-	for _, cls := range driver.ErrorClasses() {
+func addCounts(t *OpTotals, counts [outcome.NumClasses]int64, behind int64) {
+	t.OK += counts[outcome.OK]
+	for _, cls := range outcome.ErrorClasses() {
 		t.Errors[cls] += counts[cls]
 	}
 	t.Behind += behind
@@ -333,8 +332,8 @@ func addCounts(t *OpTotals, counts [driver.NumClasses]int64, behind int64) {
 func (a *aggregate) row(base WindowRow, op string) WindowRow {
 	r := base
 	r.Op = op
-	r.OK = a.counts[driver.OK]
-	for _, cls := range driver.ErrorClasses() {
+	r.OK = a.counts[outcome.OK]
+	for _, cls := range outcome.ErrorClasses() {
 		r.Errors[cls] = a.counts[cls]
 	}
 	r.Behind = a.behind

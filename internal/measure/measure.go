@@ -22,8 +22,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // Histogram geometry shared by every histogram of the package: values are
@@ -161,7 +160,7 @@ type Sample struct {
 	// Op is the operation number, an index into Config.Ops.
 	Op int
 	// Class is the outcome; only OK samples enter the latency histograms.
-	Class driver.Class
+	Class outcome.Class
 	// Intended is when the operation should have started (open loop); a
 	// zero Intended means Started (closed loop).
 	Intended time.Time
@@ -182,8 +181,8 @@ type WindowRow struct {
 	Phase      string        // PhaseWarmup or PhaseRun
 	Op         string        // operation name or AllOps
 	OK         int64         // successful operations
-	// Errors counts failed operations by class; index by driver.Class, [driver.OK] is unused (0).
-	Errors [driver.NumClasses]int64
+	// Errors counts failed operations by class; index by outcome.Class, [outcome.OK] is unused (0).
+	Errors [outcome.NumClasses]int64
 	Behind int64 // operations (any outcome) that started behind schedule
 	// Intended-start latency of successful operations, µs.
 	MeanUs, P50Us, P90Us, P95Us, P99Us, P999Us, MaxUs float64
@@ -218,7 +217,7 @@ func (w WindowRow) Throughput() float64 {
 // ErrorCount returns the window's failed operations over all error classes.
 func (w WindowRow) ErrorCount() int64 {
 	var n int64
-	for _, c := range driver.ErrorClasses() {
+	for _, c := range outcome.ErrorClasses() {
 		n += w.Errors[c]
 	}
 	return n
@@ -245,7 +244,7 @@ type Totals struct {
 type OpTotals struct {
 	Name   string
 	OK     int64
-	Errors [driver.NumClasses]int64 // by class; [driver.OK] unused
+	Errors [outcome.NumClasses]int64 // by class; [outcome.OK] unused
 	Behind int64
 	// Intended-start latency and service time of successful operations, µs.
 	// Never nil (empty when the operation was not used).

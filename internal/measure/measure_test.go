@@ -18,8 +18,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // t0 is the synthetic start of every test run.
@@ -56,13 +55,13 @@ func newCollector(t testing.TB, mod func(*Config)) *Collector {
 func ok(op int, endMs, latMs, svcMs float64) Sample {
 	end := at(endMs)
 	return Sample{
-		Op: op, Class: driver.OK, Ended: end,
+		Op: op, Class: outcome.OK, Ended: end,
 		Intended: end.Add(-time.Duration(latMs * float64(time.Millisecond))),
 		Started:  end.Add(-time.Duration(svcMs * float64(time.Millisecond))),
 	}
 }
 
-func failed(op int, class driver.Class, endMs float64) Sample {
+func failed(op int, class outcome.Class, endMs float64) Sample {
 	s := ok(op, endMs, 1, 1)
 	s.Class = class
 	return s
@@ -182,7 +181,7 @@ func TestWarmupExclusion(t *testing.T) {
 			for w := range 10 {
 				for worker := range 2 {
 					c.Recorder(worker).Record(ok(0, float64(w*100+10), 1, 1))
-					c.Recorder(worker).Record(failed(1, driver.Timeout, float64(w*100+20)))
+					c.Recorder(worker).Record(failed(1, outcome.Timeout, float64(w*100+20)))
 				}
 			}
 			tot := finish(t, c, 1000)
@@ -203,8 +202,8 @@ func TestWarmupExclusion(t *testing.T) {
 				}
 			}
 			runWindows := int64(10 - tt.wantWarmup)
-			if tot.All.OK != 2*runWindows || tot.Ops[0].OK != 2*runWindows || tot.Ops[1].Errors[driver.Timeout] != 2*runWindows {
-				t.Errorf("totals ok %d/%d, timeouts %d; want %d each", tot.All.OK, tot.Ops[0].OK, tot.Ops[1].Errors[driver.Timeout], 2*runWindows)
+			if tot.All.OK != 2*runWindows || tot.Ops[0].OK != 2*runWindows || tot.Ops[1].Errors[outcome.Timeout] != 2*runWindows {
+				t.Errorf("totals ok %d/%d, timeouts %d; want %d each", tot.All.OK, tot.Ops[0].OK, tot.Ops[1].Errors[outcome.Timeout], 2*runWindows)
 			}
 			if got := tot.All.Intended.TotalCount(); got != 2*runWindows {
 				t.Errorf("totals histogram count %d, want %d", got, 2*runWindows)
@@ -302,18 +301,18 @@ func TestLateSamples(t *testing.T) {
 func TestErrorClassColumns(t *testing.T) {
 	c := newCollector(t, nil)
 	r := c.Recorder(0)
-	counts := map[driver.Class]int{driver.OK: 1, driver.Timeout: 2, driver.Unavailable: 3, driver.Conflict: 4, driver.Rejected: 5, driver.Other: 6}
+	counts := map[outcome.Class]int{outcome.OK: 1, outcome.Timeout: 2, outcome.Unavailable: 3, outcome.Conflict: 4, outcome.Rejected: 5, outcome.Other: 6}
 	for cls, n := range counts {
 		for range n {
 			r.Record(failed(1, cls, 10))
 		}
 	}
-	r.Record(failed(1, driver.Class(200), 10)) // unknown class counts as other
+	r.Record(failed(1, outcome.Class(200), 10)) // unknown class counts as other
 	behind := ok(1, 20, 1, 1)
 	behind.Behind = true
 	r.Record(behind)
-	counts[driver.Other]++
-	counts[driver.OK]++
+	counts[outcome.Other]++
+	counts[outcome.OK]++
 	tot := finish(t, c, 100)
 
 	recs := readCSV(t, filepath.Join(c.cfg.Dir, WindowsFile))
@@ -326,8 +325,8 @@ func TestErrorClassColumns(t *testing.T) {
 	if upd == nil {
 		t.Fatal("no UPDATE row in windows.csv")
 	}
-	columns := map[driver.Class]string{driver.OK: "ok", driver.Timeout: "err_timeout", driver.Unavailable: "err_unavailable",
-		driver.Conflict: "err_conflict", driver.Rejected: "err_rejected", driver.Other: "err_other"}
+	columns := map[outcome.Class]string{outcome.OK: "ok", outcome.Timeout: "err_timeout", outcome.Unavailable: "err_unavailable",
+		outcome.Conflict: "err_conflict", outcome.Rejected: "err_rejected", outcome.Other: "err_other"}
 	for cls, col := range columns {
 		t.Run(cls.String(), func(t *testing.T) {
 			want := strconv.Itoa(counts[cls])
@@ -335,7 +334,7 @@ func TestErrorClassColumns(t *testing.T) {
 				t.Errorf("column %s = %s, want %s", col, upd[col], want)
 			}
 			got := tot.Ops[1].OK
-			if cls != driver.OK {
+			if cls != outcome.OK {
 				got = tot.Ops[1].Errors[cls]
 			}
 			if got != int64(counts[cls]) {
@@ -346,8 +345,8 @@ func TestErrorClassColumns(t *testing.T) {
 	if upd["behind"] != "1" {
 		t.Errorf("behind = %s, want 1", upd["behind"])
 	}
-	if tot.Ops[1].Errors[driver.OK] != 0 {
-		t.Errorf("Errors[OK] = %d, want 0", tot.Ops[1].Errors[driver.OK])
+	if tot.Ops[1].Errors[outcome.OK] != 0 {
+		t.Errorf("Errors[OK] = %d, want 0", tot.Ops[1].Errors[outcome.OK])
 	}
 }
 
@@ -421,7 +420,7 @@ func TestReadWindowsRoundTrip(t *testing.T) {
 			end := float64(w*100) + float64(i)*1.9
 			c.Recorder(i % 2).Record(ok(i%3, end, 0.1+float64(i*i%97)*0.37, 0.05+float64(i%13)*0.11))
 			if i%7 == 0 {
-				c.Recorder(i % 2).Record(failed(i%2, driver.ErrorClasses()[i%5], end))
+				c.Recorder(i % 2).Record(failed(i%2, outcome.ErrorClasses()[i%5], end))
 			}
 		}
 		c.flushUntil(at(float64(w*100 + 100)))
@@ -454,9 +453,9 @@ func TestOKTimes(t *testing.T) {
 	rec.Record(ok(0, 12.5, 1, 1))
 	rec.Record(ok(1, 30, 1, 1))
 	rec.Record(ok(0, 87.25, 1, 1))
-	rec.Record(failed(0, driver.Timeout, 95)) // a failure does not count
+	rec.Record(failed(0, outcome.Timeout, 95)) // a failure does not count
 	c.Recorder(1).Record(ok(1, 8, 1, 1))
-	rec.Record(failed(0, driver.Timeout, 150)) // window 1: failures only
+	rec.Record(failed(0, outcome.Timeout, 150)) // window 1: failures only
 	finish(t, c, 200)
 	rows := c.Windows()
 	type want struct {
@@ -646,8 +645,8 @@ func TestClientsCSV(t *testing.T) {
 	for i := range 4 {
 		c.Recorder(1).Record(ok(1, float64(i*10+500), 100, 1))
 	}
-	c.Recorder(1).Record(failed(1, driver.Unavailable, 600))
-	c.Recorder(1).Record(failed(0, driver.Timeout, 700))
+	c.Recorder(1).Record(failed(1, outcome.Unavailable, 600))
+	c.Recorder(1).Record(failed(0, outcome.Timeout, 700))
 	finish(t, c, 1000)
 	head, err := os.ReadFile(filepath.Join(c.cfg.Dir, ClientsFile))
 	if err != nil {
@@ -683,7 +682,7 @@ func TestLiveAndOnWindow(t *testing.T) {
 	for i := range 20 {
 		c.Recorder(0).Record(ok(0, float64(i*10), 2, 1))
 	}
-	c.Recorder(1).Record(failed(1, driver.Conflict, 150))
+	c.Recorder(1).Record(failed(1, outcome.Conflict, 150))
 	c.flushUntil(at(199))
 	l := c.Live()
 	if l.Windows != 1 || l.OK != 10 || l.Errors != 0 || l.LastOpsPerSec != 100 {
@@ -723,7 +722,7 @@ func TestConcurrentRecordAndFlush(t *testing.T) {
 			for i := range perWorker {
 				end := float64(i) * windows * 100 / perWorker
 				if i%10 == 9 {
-					r.Record(failed(i%2, driver.Timeout, end))
+					r.Record(failed(i%2, outcome.Timeout, end))
 				} else {
 					r.Record(ok(i%2, end, 1+float64(i%50), 0.5))
 				}
@@ -768,7 +767,7 @@ func TestRunWithClock(t *testing.T) {
 			for range n {
 				start := time.Now()
 				time.Sleep(100 * time.Microsecond)
-				r.Record(Sample{Op: w, Class: driver.OK, Intended: start, Started: start, Ended: time.Now()})
+				r.Record(Sample{Op: w, Class: outcome.OK, Intended: start, Started: start, Ended: time.Now()})
 			}
 		})
 	}

@@ -14,8 +14,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // WindowsHeader is the header row of windows.csv.
@@ -251,7 +250,7 @@ func appendRow(b []byte, r *WindowRow) []byte {
 	b = append(b, r.Op...)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, r.OK, 10)
-	for _, cls := range driver.ErrorClasses() {
+	for _, cls := range outcome.ErrorClasses() {
 		b = append(b, ',')
 		b = strconv.AppendInt(b, r.Errors[cls], 10)
 	}
@@ -387,7 +386,7 @@ func parseRow(rec []string) (WindowRow, error) {
 		return r, fmt.Errorf("column 3: phase %q, want %q or %q", r.Phase, PhaseWarmup, PhaseRun)
 	}
 	r.OK = integer()
-	for _, cls := range driver.ErrorClasses() {
+	for _, cls := range outcome.ErrorClasses() {
 		r.Errors[cls] = integer()
 	}
 	r.Behind = integer()

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // Recorder is one worker's measurement sink. Only its worker calls Record;
@@ -36,11 +35,11 @@ type slot struct {
 }
 
 type opSlot struct {
-	counts [driver.NumClasses]int64 // by class, OK included
+	counts [outcome.NumClasses]int64 // by class, OK included
 	behind int64
 	// firstOK and lastOK are the completion times (since the recorder's
 	// start) of the slot's first and last successful operation; valid
-	// when counts[driver.OK] > 0.
+	// when counts[outcome.OK] > 0.
 	firstOK, lastOK time.Duration
 	lat, svc        *hdrhistogram.PackedHistogram // allocated at the first OK sample, then reused
 }
@@ -51,7 +50,7 @@ func newSlot(nops int) *slot { return &slot{ops: make([]opSlot, nops)} }
 func (s *slot) reset() {
 	for i := range s.ops {
 		o := &s.ops[i]
-		o.counts = [driver.NumClasses]int64{}
+		o.counts = [outcome.NumClasses]int64{}
 		o.behind = 0
 		if o.lat != nil {
 			o.lat.Reset()
@@ -85,8 +84,8 @@ func (r *Recorder) Record(s Sample) {
 		w = int64(ended / r.window)
 	}
 	class := s.Class
-	if class >= driver.NumClasses {
-		class = driver.Other
+	if class >= outcome.NumClasses {
+		class = outcome.Other
 	}
 
 	r.mu.Lock()
@@ -99,11 +98,11 @@ func (r *Recorder) Record(s Sample) {
 		sl = r.slotFor(w)
 	}
 	o := &sl.ops[s.Op]
-	if class == driver.OK {
-		if o.counts[driver.OK] == 0 || ended < o.firstOK {
+	if class == outcome.OK {
+		if o.counts[outcome.OK] == 0 || ended < o.firstOK {
 			o.firstOK = ended
 		}
-		if o.counts[driver.OK] == 0 || ended > o.lastOK {
+		if o.counts[outcome.OK] == 0 || ended > o.lastOK {
 			o.lastOK = ended
 		}
 	}
@@ -111,7 +110,7 @@ func (r *Recorder) Record(s Sample) {
 	if s.Behind {
 		o.behind++
 	}
-	if class == driver.OK {
+	if class == outcome.OK {
 		if o.lat == nil {
 			o.lat, o.svc = newPacked(), newPacked()
 		}

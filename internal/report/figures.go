@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/analyze"
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // Colours of the figures.
@@ -28,15 +28,15 @@ func opColor(i int) rgba {
 }
 
 // classColor is the colour of an error class.
-func classColor(c driver.Class) rgba {
+func classColor(c outcome.Class) rgba {
 	switch c {
-	case driver.Timeout:
+	case outcome.Timeout:
 		return rgb(0xd62728).solid()
-	case driver.Unavailable:
+	case outcome.Unavailable:
 		return rgb(0x9467bd).solid()
-	case driver.Conflict:
+	case outcome.Conflict:
 		return rgb(0xff7f0e).solid()
-	case driver.Rejected:
+	case outcome.Rejected:
 		return rgb(0x8c564b).solid()
 	}
 	return rgb(0x7f7f7f).solid()
@@ -277,7 +277,7 @@ func figures(r *Run) []figure {
 	}
 
 	var errSeries []seriesSpec
-	for _, cls := range driver.ErrorClasses() {
+	for _, cls := range outcome.ErrorClasses() {
 		cls := cls
 		var total int64
 		for _, w := range s.rows[measure.AllOps] {

@@ -14,8 +14,8 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // LatencyBasis says which latency the YCSB summary shows, as YCSB's
@@ -94,7 +94,7 @@ func TotalsOf(t *measure.Totals) Totals {
 		s := OpStats{OK: o.OK, Behind: o.Behind, Errors: map[string]int64{},
 			Latency: LatencyOf(o.Intended), Service: LatencyOf(o.Service)}
 		s.Count = o.OK
-		for _, c := range driver.ErrorClasses() {
+		for _, c := range outcome.ErrorClasses() {
 			s.Errors[c.String()] = o.Errors[c]
 			s.Count += o.Errors[c]
 		}
@@ -153,7 +153,7 @@ func WriteYCSB(w io.Writer, t *measure.Totals, basis LatencyBasis) {
 
 func sumErrors(o measure.OpTotals) int64 {
 	var n int64
-	for _, c := range driver.ErrorClasses() {
+	for _, c := range outcome.ErrorClasses() {
 		n += o.Errors[c]
 	}
 	return n
@@ -172,7 +172,7 @@ func writeOp(w io.Writer, name string, n int64, o measure.OpTotals, h *hdrhistog
 	fmt.Fprintf(w, "[%s], Return=OK, %d\n", name, o.OK)
 	if e := sumErrors(o); e > 0 {
 		fmt.Fprintf(w, "[%s], Return=ERROR, %d\n", name, e)
-		for _, c := range driver.ErrorClasses() {
+		for _, c := range outcome.ErrorClasses() {
 			if o.Errors[c] > 0 {
 				fmt.Fprintf(w, "[%s], Return=ERROR(%s), %d\n", name, strings.ToUpper(c.String()), o.Errors[c])
 			}

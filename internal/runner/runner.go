@@ -20,6 +20,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/workload"
 )
 
@@ -281,7 +282,7 @@ func (w *worker) loop(ctx context.Context) {
 			w.behind++
 		}
 		w.rec.Record(measure.Sample{
-			Op: int(w.op.Kind), Class: driver.ClassOf(err),
+			Op: int(w.op.Kind), Class: outcome.ClassOf(err),
 			Intended: intended, Started: started, Ended: ended, Behind: late,
 		})
 		if w.cfg.Phase == Run {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/workload"
@@ -147,9 +148,9 @@ func TestLoadInsertsEveryRecordOnce(t *testing.T) {
 }
 
 func TestErrorsAreClassified(t *testing.T) {
-	d := &countingDriver{fail: driver.Classified(driver.Unavailable, "read", errors.New("no leader"))}
+	d := &countingDriver{fail: outcome.Classified(outcome.Unavailable, "read", errors.New("no leader"))}
 	_, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: 2, OperationCount: 50}, testWorkload(t, 10), d, nil)
-	if tot.All.Errors[driver.Unavailable] != 50 || tot.All.OK != 0 {
+	if tot.All.Errors[outcome.Unavailable] != 50 || tot.All.OK != 0 {
 		t.Fatalf("errors %v ok %d", tot.All.Errors, tot.All.OK)
 	}
 }

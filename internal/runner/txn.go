@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/workload"
 )
 
@@ -35,7 +36,7 @@ var errNoTxn = errors.New("the target's driver has no transactions (txn.ops need
 func (w *worker) executeTxn(ctx context.Context) error {
 	td, ok := w.r.Driver.(driver.Transactional)
 	if !ok {
-		return driver.Classified(driver.Rejected, "txn", errNoTxn)
+		return outcome.Classified(outcome.Rejected, "txn", errNoTxn)
 	}
 	tt, _ := w.r.Tracker.(TxnTracker)
 	tx, err := td.Begin(ctx)
@@ -69,7 +70,7 @@ func (w *worker) executeTxn(ctx context.Context) error {
 		case workload.Delete:
 			err = tx.Delete(ctx, table, sub.Key)
 		default:
-			err = driver.Classified(driver.Rejected, "txn", errors.New("operation "+sub.Kind.String()+" cannot run in a transaction"))
+			err = outcome.Classified(outcome.Rejected, "txn", errors.New("operation "+sub.Kind.String()+" cannot run in a transaction"))
 		}
 		w.thread.Done(&sub, err == nil)
 	}
@@ -82,7 +83,7 @@ func (w *worker) executeTxn(ctx context.Context) error {
 	}
 	err = tx.Commit(ctx)
 	if tt != nil {
-		tt.EndTxn(w.id, err, driver.ClassOf(err) == driver.Conflict)
+		tt.EndTxn(w.id, err, outcome.ClassOf(err) == outcome.Conflict)
 	}
 	return err
 }

@@ -13,8 +13,8 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/faultbench/faultbench/internal/analyze"
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // win is one full measurement window after warm-up (the ALL row).
@@ -65,7 +65,7 @@ func parseWindowsCSV(b []byte) []measure.WindowRow {
 		r.Phase, r.Op, r.OK = f[2], f[3], ok
 		for _, v := range f[5:10] {
 			n, _ := strconv.ParseInt(v, 10, 64)
-			r.Errors[driver.Timeout] += n // the total; the class does not matter here
+			r.Errors[outcome.Timeout] += n // the total; the class does not matter here
 		}
 		rows = append(rows, r)
 	}

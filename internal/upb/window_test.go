@@ -10,8 +10,8 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // rowsOf builds ALL rows of 1 s windows: warm windows of warm-up, then the
@@ -75,8 +75,8 @@ func TestSteadinessFind(t *testing.T) {
 	})
 	t.Run("errors are counted", func(t *testing.T) {
 		rows := rowsOf(0, repeat(1000, 6)...)
-		rows[1].Errors[driver.Timeout] = 7
-		rows[3].Errors[driver.Unavailable] = 3
+		rows[1].Errors[outcome.Timeout] = 7
+		rows[3].Errors[outcome.Unavailable] = 3
 		if _, _, _, errs, _ := st.Find(rows); errs != 10 {
 			t.Errorf("errors %d, want 10", errs)
 		}

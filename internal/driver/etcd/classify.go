@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 
+	"github.com/faultbench/faultbench/internal/outcome"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/faultbench/faultbench/internal/driver"
 )
 
 // classify wraps err (from the etcd client or this driver) with its class
@@ -28,16 +27,16 @@ import (
 //   - codes.Aborted → Conflict
 //   - cancellation (context.Canceled, codes.Canceled) → Other: the run
 //     cancelled the operation, the database did not fail it
-//   - driver.ErrNotFound → Other (checks test for it with errors.Is)
+//   - outcome.ErrNotFound → Other (checks test for it with errors.Is)
 func classify(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var de *driver.Error
+	var de *outcome.Error
 	if errors.As(err, &de) {
 		return err
 	}
-	return driver.Classified(classOf(err), op, err)
+	return outcome.Classified(classOf(err), op, err)
 }
 
 // serverTimeout reports whether err is one of etcd's server-side request
@@ -57,18 +56,18 @@ func serverTimeout(err error) bool {
 	return false
 }
 
-func classOf(err error) driver.Class {
+func classOf(err error) outcome.Class {
 	switch {
-	case errors.Is(err, driver.ErrNotFound):
-		return driver.Other
+	case errors.Is(err, outcome.ErrNotFound):
+		return outcome.Other
 	case errors.Is(err, context.DeadlineExceeded):
-		return driver.Timeout
+		return outcome.Timeout
 	case errors.Is(err, context.Canceled):
-		return driver.Other
+		return outcome.Other
 	case errors.Is(err, clientv3.ErrNoAvailableEndpoints):
-		return driver.Unavailable
+		return outcome.Unavailable
 	case serverTimeout(err):
-		return driver.Timeout
+		return outcome.Timeout
 	}
 	// The client returns etcd's errors as rpctypes.EtcdError (comparable
 	// values with a gRPC code); others arrive as gRPC status errors.
@@ -87,24 +86,24 @@ func classOf(err error) driver.Class {
 	default:
 		s, ok := status.FromError(err)
 		if !ok {
-			return driver.GenericClass(err)
+			return outcome.GenericClass(err)
 		}
 		code = s.Code()
 	}
 	switch code {
 	case codes.DeadlineExceeded:
-		return driver.Timeout
+		return outcome.Timeout
 	case codes.Unavailable:
-		return driver.Unavailable
+		return outcome.Unavailable
 	case codes.ResourceExhausted:
-		return driver.Rejected
+		return outcome.Rejected
 	case codes.Aborted:
-		return driver.Conflict
+		return outcome.Conflict
 	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange,
 		codes.PermissionDenied, codes.Unauthenticated, codes.Unimplemented:
-		return driver.Rejected
+		return outcome.Rejected
 	case codes.Canceled:
-		return driver.Other
+		return outcome.Other
 	}
-	return driver.Other
+	return outcome.Other
 }

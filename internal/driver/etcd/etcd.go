@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/backoff"
 
 	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
@@ -243,7 +244,7 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 		return nil, classify("read", err)
 	}
 	if len(resp.Kvs) == 0 {
-		return nil, classify("read", fmt.Errorf("key %q: %w", k, driver.ErrNotFound))
+		return nil, classify("read", fmt.Errorf("key %q: %w", k, outcome.ErrNotFound))
 	}
 	rec, err := decodeRecord(resp.Kvs[0].Value, fields)
 	if err != nil {
@@ -325,7 +326,7 @@ func (d *Driver) Update(ctx context.Context, table, key string, values map[strin
 			cur, rev = rr.Kvs[0].Value, rr.Kvs[0].ModRevision
 		}
 	}
-	return driver.Classified(driver.Conflict, "update",
+	return outcome.Classified(outcome.Conflict, "update",
 		fmt.Errorf("key %q was changed by other writers during %d merge attempts", k, mergeAttempts))
 }
 
@@ -391,5 +392,5 @@ func (d *Driver) Leader(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", classify("leader", fmt.Errorf("finding the leader among %s: %w", strings.Join(d.endpoints, ","), err))
 	}
-	return "", driver.Classified(driver.Unavailable, "leader", fmt.Errorf("no endpoint is the leader (%s)", strings.Join(seen, "; ")))
+	return "", outcome.Classified(outcome.Unavailable, "leader", fmt.Errorf("no endpoint is the leader (%s)", strings.Join(seen, "; ")))
 }

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/driver/etcd"
 	"github.com/faultbench/faultbench/internal/launcher"
 	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
@@ -151,17 +151,17 @@ func TestDriver(t *testing.T) {
 			t.Fatalf("read field1: %v %v", got, err)
 		}
 		_, err = d.Read(ctx, "usertable", "nobody", nil)
-		if !errors.Is(err, driver.ErrNotFound) || driver.ClassOf(err) != driver.Other {
-			t.Fatalf("read missing: %v (class %s)", err, driver.ClassOf(err))
+		if !errors.Is(err, outcome.ErrNotFound) || outcome.ClassOf(err) != outcome.Other {
+			t.Fatalf("read missing: %v (class %s)", err, outcome.ClassOf(err))
 		}
 		// Tables are separate.
-		if _, err = d.Read(ctx, "othertable", "user1", nil); !errors.Is(err, driver.ErrNotFound) {
+		if _, err = d.Read(ctx, "othertable", "user1", nil); !errors.Is(err, outcome.ErrNotFound) {
 			t.Fatalf("read in another table: %v", err)
 		}
 		if err := d.Delete(ctx, "usertable", "user1"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err = d.Read(ctx, "usertable", "user1", nil); !errors.Is(err, driver.ErrNotFound) {
+		if _, err = d.Read(ctx, "usertable", "user1", nil); !errors.Is(err, outcome.ErrNotFound) {
 			t.Fatalf("read after delete: %v", err)
 		}
 		if err := d.Delete(ctx, "usertable", "user1"); err != nil {
@@ -208,7 +208,7 @@ func TestDriver(t *testing.T) {
 					switch {
 					case err == nil:
 						acked[f] = []byte(v)
-					case driver.ClassOf(err) == driver.Conflict:
+					case outcome.ClassOf(err) == outcome.Conflict:
 						conflicts++
 					default:
 						t.Errorf("update %s: %v", f, err)
@@ -361,12 +361,12 @@ func TestFaultClasses(t *testing.T) {
 	t.Cleanup(resume)
 	start := time.Now()
 	_, err := d.Read(opCtx(t, 300*time.Millisecond), "usertable", "k", nil)
-	if driver.ClassOf(err) != driver.Timeout {
-		t.Errorf("read from a paused cluster: %v (class %s), want timeout", err, driver.ClassOf(err))
+	if outcome.ClassOf(err) != outcome.Timeout {
+		t.Errorf("read from a paused cluster: %v (class %s), want timeout", err, outcome.ClassOf(err))
 	}
 	err = d.Update(opCtx(t, 300*time.Millisecond), "usertable", "k", rec("f", "w"))
-	if driver.ClassOf(err) != driver.Timeout {
-		t.Errorf("update on a paused cluster: %v (class %s), want timeout", err, driver.ClassOf(err))
+	if outcome.ClassOf(err) != outcome.Timeout {
+		t.Errorf("update on a paused cluster: %v (class %s), want timeout", err, outcome.ClassOf(err))
 	}
 	t.Logf("paused cluster: timeouts after %v for two operations", time.Since(start).Round(time.Millisecond))
 	resume()
@@ -397,10 +397,10 @@ func TestFaultClasses(t *testing.T) {
 		start := time.Now()
 		err := op.do(opCtx(t, 5*time.Second))
 		took := time.Since(start)
-		if driver.ClassOf(err) != driver.Unavailable {
-			t.Errorf("%s on a dead cluster: %v (class %s), want unavailable", op.name, err, driver.ClassOf(err))
+		if outcome.ClassOf(err) != outcome.Unavailable {
+			t.Errorf("%s on a dead cluster: %v (class %s), want unavailable", op.name, err, outcome.ClassOf(err))
 		}
-		t.Logf("dead cluster: %s is %s after %v", op.name, driver.ClassOf(err), took.Round(time.Millisecond))
+		t.Logf("dead cluster: %s is %s after %v", op.name, outcome.ClassOf(err), took.Round(time.Millisecond))
 	}
 	if _, err := d.Leader(opCtx(t, time.Second)); err == nil {
 		t.Error("Leader() of a dead cluster succeeded")

@@ -13,9 +13,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/launcher"
 	rlaunch "github.com/faultbench/faultbench/internal/launcher/redis"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 const table = "usertable"
@@ -145,10 +145,10 @@ func crud(t *testing.T, d *Driver, table, prefix string, n int) {
 		t.Fatal(err)
 	}
 	_, err = d.Read(ctx, table, keys[6], nil)
-	if !errors.Is(err, driver.ErrNotFound) || driver.ClassOf(err) != driver.Other {
-		t.Fatalf("read after delete: %v (class %v), want not found", err, driver.ClassOf(err))
+	if !errors.Is(err, outcome.ErrNotFound) || outcome.ClassOf(err) != outcome.Other {
+		t.Fatalf("read after delete: %v (class %v), want not found", err, outcome.ClassOf(err))
 	}
-	if _, err := d.Read(ctx, table, keys[6], []string{"key"}); !errors.Is(err, driver.ErrNotFound) {
+	if _, err := d.Read(ctx, table, keys[6], []string{"key"}); !errors.Is(err, outcome.ErrNotFound) {
 		t.Fatalf("read fields after delete: %v, want not found", err)
 	}
 	recs, err = d.Scan(ctx, table, keys[5], 2, nil)
@@ -188,7 +188,7 @@ func TestStandalone(t *testing.T) {
 		cl := goredis.NewClient(&goredis.Options{Addr: replica.Addr})
 		defer cl.Close()
 		err := cl.HSet(ctx, "k", "f", "v").Err()
-		if Classify(err) != driver.Rejected {
+		if Classify(err) != outcome.Rejected {
 			t.Errorf("write to replica: %v classified %v, want rejected", err, Classify(err))
 		}
 	})
@@ -206,13 +206,13 @@ func TestStandalone(t *testing.T) {
 		start := time.Now()
 		err := dw.Update(ctx, table, "sync1", map[string][]byte{"field0": []byte("y")})
 		var we *WaitError
-		if !errors.As(err, &we) || driver.ClassOf(err) != driver.Timeout || we.Acked != 0 || we.Wanted != 1 {
-			t.Fatalf("update with the replica paused: %v (class %v), want a WaitError of class timeout", err, driver.ClassOf(err))
+		if !errors.As(err, &we) || outcome.ClassOf(err) != outcome.Timeout || we.Acked != 0 || we.Wanted != 1 {
+			t.Fatalf("update with the replica paused: %v (class %v), want a WaitError of class timeout", err, outcome.ClassOf(err))
 		}
 		if el := time.Since(start); el < 150*time.Millisecond || el > 2*time.Second {
 			t.Errorf("WAIT shortfall took %v, want about redis.waittimeout (200ms)", el)
 		}
-		if err := dw.Delete(ctx, table, "sync1"); driver.ClassOf(err) != driver.Timeout {
+		if err := dw.Delete(ctx, table, "sync1"); outcome.ClassOf(err) != outcome.Timeout {
 			t.Errorf("delete with the replica paused: %v", err)
 		}
 		// the write happened on the primary all the same: outcome unknown, not refused
@@ -232,14 +232,14 @@ func TestStandalone(t *testing.T) {
 		ctx := opCtx(t, 200*time.Millisecond)
 		start := time.Now()
 		_, err := d.Read(ctx, table, "user0001", nil)
-		if driver.ClassOf(err) != driver.Timeout {
-			t.Errorf("read from a paused primary: %v (class %v), want timeout", err, driver.ClassOf(err))
+		if outcome.ClassOf(err) != outcome.Timeout {
+			t.Errorf("read from a paused primary: %v (class %v), want timeout", err, outcome.ClassOf(err))
 		}
 		if el := time.Since(start); el > time.Second {
 			t.Errorf("timeout took %v, want about the 200ms deadline", el)
 		}
 		ctx = opCtx(t, 200*time.Millisecond)
-		if err := d.Insert(ctx, table, "p1", rec("p1", 1)); driver.ClassOf(err) != driver.Timeout {
+		if err := d.Insert(ctx, table, "p1", rec("p1", 1)); outcome.ClassOf(err) != outcome.Timeout {
 			t.Errorf("insert to a paused primary: %v, want timeout", err)
 		}
 		if err := launcher.Signal(primary.PID, syscall.SIGCONT); err != nil {
@@ -262,8 +262,8 @@ func TestStandalone(t *testing.T) {
 			func(ctx context.Context) error { _, err := d.Scan(ctx, table, "user", 3, nil); return err },
 		} {
 			octx := opCtx(t, time.Second)
-			if err := op(octx); driver.ClassOf(err) != driver.Unavailable {
-				t.Errorf("op on a killed primary: %v (class %v), want unavailable", err, driver.ClassOf(err))
+			if err := op(octx); outcome.ClassOf(err) != outcome.Unavailable {
+				t.Errorf("op on a killed primary: %v (class %v), want unavailable", err, outcome.ClassOf(err))
 			}
 		}
 		if _, err := New(ctx, props(PropAddr, primary.Addr)); err == nil || !strings.Contains(err.Error(), "faultbench cluster up") {
@@ -301,7 +301,7 @@ func TestCluster(t *testing.T) {
 		for i := range 100 {
 			err := cl.HGetAll(ctx, "k"+strconv.Itoa(i)).Err()
 			if _, moved := goredis.IsMovedError(err); moved {
-				if Classify(err) != driver.Unavailable {
+				if Classify(err) != outcome.Unavailable {
 					t.Errorf("%v classified %v", err, Classify(err))
 				}
 				return
@@ -331,8 +331,8 @@ func TestCluster(t *testing.T) {
 		wctx := opCtx(t, 5*time.Second)
 		err := dw.Update(wctx, table, "sync0001", map[string][]byte{"field0": []byte("z")})
 		var we *WaitError
-		if !errors.As(err, &we) || driver.ClassOf(err) != driver.Timeout {
-			t.Fatalf("update with the replicas paused: %v (class %v), want a WaitError of class timeout", err, driver.ClassOf(err))
+		if !errors.As(err, &we) || outcome.ClassOf(err) != outcome.Timeout {
+			t.Fatalf("update with the replicas paused: %v (class %v), want a WaitError of class timeout", err, outcome.ClassOf(err))
 		}
 		for _, pid := range replicas {
 			if err := launcher.Signal(pid, syscall.SIGCONT); err != nil {
@@ -360,12 +360,12 @@ func TestCluster(t *testing.T) {
 		}
 		pause(t, n2.PID)
 		paused := time.Now()
-		classes := map[driver.Class]int{}
+		classes := map[outcome.Class]int{}
 		for {
 			octx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 			err := d.Update(octx, table, k2, map[string][]byte{"field0": []byte("p")})
 			cancel()
-			classes[driver.ClassOf(err)]++
+			classes[outcome.ClassOf(err)]++
 			if err == nil {
 				break
 			}
@@ -374,7 +374,7 @@ func TestCluster(t *testing.T) {
 			}
 		}
 		t.Logf("writes resumed %v after the pause; outcomes %v", time.Since(paused).Round(time.Millisecond), classes)
-		if classes[driver.Timeout] == 0 {
+		if classes[outcome.Timeout] == 0 {
 			t.Errorf("no timeout while n2 was paused: %v", classes)
 		}
 		if err := launcher.Signal(n2.PID, syscall.SIGCONT); err != nil {
@@ -416,10 +416,10 @@ func TestCluster(t *testing.T) {
 			return dd.Update(octx, table, key, map[string][]byte{"field0": []byte("after")})
 		}
 		// asynchronous replication: writes go to n4 once it took over
-		classes := map[driver.Class]int{}
+		classes := map[outcome.Class]int{}
 		for {
 			err := update(d)
-			classes[driver.ClassOf(err)]++
+			classes[outcome.ClassOf(err)]++
 			if err == nil {
 				break
 			}
@@ -429,10 +429,10 @@ func TestCluster(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		t.Logf("async writes resumed %v after the kill; outcomes %v", time.Since(killed).Round(time.Millisecond), classes)
-		if classes[driver.Unavailable]+classes[driver.Timeout] == 0 {
+		if classes[outcome.Unavailable]+classes[outcome.Timeout] == 0 {
 			t.Errorf("no error during failover: %v", classes)
 		}
-		if classes[driver.Other] != 0 || classes[driver.Rejected] != 0 {
+		if classes[outcome.Other] != 0 || classes[outcome.Rejected] != 0 {
 			t.Errorf("unexpected classes during failover: %v", classes)
 		}
 		r, err := d.Read(ctx, table, key, nil)
@@ -445,13 +445,13 @@ func TestCluster(t *testing.T) {
 		for {
 			err := update(dw)
 			var we *WaitError
-			if errors.As(err, &we) && driver.ClassOf(err) == driver.Timeout {
+			if errors.As(err, &we) && outcome.ClassOf(err) == outcome.Timeout {
 				break
 			}
 			if err == nil {
 				t.Fatal("a WAIT 1 write succeeded while the new master has no replica")
 			}
-			if cl := driver.ClassOf(err); cl != driver.Unavailable && cl != driver.Timeout {
+			if cl := outcome.ClassOf(err); cl != outcome.Unavailable && cl != outcome.Timeout {
 				t.Fatalf("sync write during failover: %v (class %v)", err, cl)
 			}
 			if time.Since(killed) > 20*time.Second {
@@ -490,8 +490,8 @@ func TestCluster(t *testing.T) {
 			octx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 			_, err := d.Read(octx, table, key, nil)
 			cancel()
-			if driver.ClassOf(err) != driver.Unavailable {
-				t.Errorf("read %d with the slot's master and replica dead: %v (class %v), want unavailable", i, err, driver.ClassOf(err))
+			if outcome.ClassOf(err) != outcome.Unavailable {
+				t.Errorf("read %d with the slot's master and replica dead: %v (class %v), want unavailable", i, err, outcome.ClassOf(err))
 			}
 			time.Sleep(300 * time.Millisecond)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
@@ -279,7 +280,7 @@ func hset(ctx context.Context, key string, values map[string][]byte) *goredis.In
 }
 
 // Read reads the record at key: HGETALL, or HMGET when fields are given.
-// A missing key (no field found) returns an error wrapping driver.ErrNotFound.
+// A missing key (no field found) returns an error wrapping outcome.ErrNotFound.
 func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
 	if len(fields) == 0 {
 		m, err := d.c.HGetAll(ctx, key).Result()
@@ -303,7 +304,7 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 }
 
 func notFound(key string) error {
-	return driver.Classified(driver.Other, "read", fmt.Errorf("key %s: %w", key, driver.ErrNotFound))
+	return outcome.Classified(outcome.Other, "read", fmt.Errorf("key %s: %w", key, outcome.ErrNotFound))
 }
 
 // record copies a go-redis hash into a record, all values in one buffer.
@@ -414,7 +415,7 @@ func (d *Driver) Update(ctx context.Context, table, key string, values map[strin
 // (ZADD _index:{table} 0 key).
 func (d *Driver) Insert(ctx context.Context, table, key string, values map[string][]byte) error {
 	if len(values) == 0 {
-		return driver.Classified(driver.Other, "insert", errors.New("a record needs at least one field"))
+		return outcome.Classified(outcome.Other, "insert", errors.New("a record needs at least one field"))
 	}
 	cmd := hset(ctx, key, values)
 	idx := goredis.NewIntCmd(ctx, "zadd", d.indexKey(table), 0, key)
@@ -474,7 +475,7 @@ func (d *Driver) writeWait(ctx context.Context, op, key string, cmd, idx *goredi
 		return d.fail(op, err)
 	}
 	if got := w.Val(); got < int64(d.wait) {
-		return driver.Classified(driver.Timeout, op, &WaitError{Wanted: d.wait, Acked: int(got), Timeout: d.waitTO})
+		return outcome.Classified(outcome.Timeout, op, &WaitError{Wanted: d.wait, Acked: int(got), Timeout: d.waitTO})
 	}
 	if idx != nil && d.cluster != nil {
 		if err := d.c.Process(ctx, idx); err != nil {
@@ -490,10 +491,10 @@ func (d *Driver) writeWait(ctx context.Context, op, key string, cmd, idx *goredi
 // believes in refuses connections or stops answering.
 func (d *Driver) fail(op string, err error) error {
 	class := Classify(err)
-	if d.reload != nil && (class == driver.Unavailable || class == driver.Timeout) {
+	if d.reload != nil && (class == outcome.Unavailable || class == outcome.Timeout) {
 		d.reload.trigger()
 	}
-	return driver.Classified(class, op, err)
+	return outcome.Classified(class, op, err)
 }
 
 // reloader refreshes a cluster client's slot map in the background, at
@@ -573,44 +574,44 @@ func (e *WaitError) Error() string {
 //   - Rejected: the server refused the request itself: READONLY (a write
 //     to a replica), OOM, max clients reached, NOAUTH/WRONGPASS, NOPERM.
 //   - Other: any other server error, and anything unrecognised.
-func Classify(err error) driver.Class {
+func Classify(err error) outcome.Class {
 	if err == nil {
-		return driver.OK
+		return outcome.OK
 	}
 	var we *WaitError
 	switch {
 	case errors.As(err, &we),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.Is(err, goredis.ErrPoolTimeout):
-		return driver.Timeout
+		return outcome.Timeout
 	}
 	var rerr goredis.Error
 	if errors.As(err, &rerr) {
 		return serverClass(err)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return driver.Unavailable
+		return outcome.Unavailable
 	}
-	return driver.GenericClass(err)
+	return outcome.GenericClass(err)
 }
 
 // serverClass classifies an error reply of the server.
-func serverClass(err error) driver.Class {
+func serverClass(err error) outcome.Class {
 	switch {
 	case goredis.IsReadOnlyError(err), goredis.IsOOMError(err), goredis.IsMaxClientsError(err),
 		goredis.IsAuthError(err), goredis.IsPermissionError(err):
-		return driver.Rejected
+		return outcome.Rejected
 	case goredis.IsClusterDownError(err), goredis.IsLoadingError(err), goredis.IsTryAgainError(err),
 		goredis.IsMasterDownError(err), goredis.IsNoReplicasError(err), goredis.HasErrorPrefix(err, "BUSY "):
-		return driver.Unavailable
+		return outcome.Unavailable
 	}
 	if _, ok := goredis.IsMovedError(err); ok {
-		return driver.Unavailable
+		return outcome.Unavailable
 	}
 	if _, ok := goredis.IsAskError(err); ok {
-		return driver.Unavailable
+		return outcome.Unavailable
 	}
-	return driver.Other
+	return outcome.Other
 }
 
 // LogWriter adapts an io.Writer to go-redis's logger interface, for

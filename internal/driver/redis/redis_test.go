@@ -14,7 +14,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
@@ -31,37 +31,37 @@ func TestClassify(t *testing.T) {
 	ioTimeout := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
 	cases := []struct {
 		err  error
-		want driver.Class
+		want outcome.Class
 	}{
-		{nil, driver.OK},
-		{context.DeadlineExceeded, driver.Timeout},
-		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), driver.Timeout},
-		{ioTimeout, driver.Timeout},
-		{goredis.ErrPoolTimeout, driver.Timeout},
-		{&WaitError{Wanted: 1, Acked: 0, Timeout: time.Second}, driver.Timeout},
-		{refused, driver.Unavailable},
-		{reset, driver.Unavailable},
-		{io.EOF, driver.Unavailable},
-		{io.ErrUnexpectedEOF, driver.Unavailable},
-		{serverErr("CLUSTERDOWN The cluster is down"), driver.Unavailable},
-		{serverErr("CLUSTERDOWN Hash slot not served"), driver.Unavailable},
-		{serverErr("LOADING Redis is loading the dataset in memory"), driver.Unavailable},
-		{serverErr("TRYAGAIN Multiple keys request during rehashing of slot"), driver.Unavailable},
-		{serverErr("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."), driver.Unavailable},
-		{serverErr("NOREPLICAS Not enough good replicas to write."), driver.Unavailable},
-		{serverErr("MOVED 3999 127.0.0.1:6381"), driver.Unavailable},
-		{serverErr("ASK 3999 127.0.0.1:6381"), driver.Unavailable},
-		{serverErr("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."), driver.Unavailable},
-		{serverErr("READONLY You can't write against a read only replica."), driver.Rejected},
-		{serverErr("OOM command not allowed when used memory > 'maxmemory'."), driver.Rejected},
-		{serverErr("ERR max number of clients reached"), driver.Rejected},
-		{serverErr("NOAUTH Authentication required."), driver.Rejected},
-		{serverErr("WRONGPASS invalid username-password pair or user is disabled."), driver.Rejected},
-		{serverErr("NOPERM this user has no permissions to run the 'hset' command"), driver.Rejected},
-		{serverErr("WRONGTYPE Operation against a key holding the wrong kind of value"), driver.Other},
-		{serverErr("BUSYGROUP Consumer Group name already exists"), driver.Other},
-		{errors.New("something else"), driver.Other},
-		{context.Canceled, driver.Other},
+		{nil, outcome.OK},
+		{context.DeadlineExceeded, outcome.Timeout},
+		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), outcome.Timeout},
+		{ioTimeout, outcome.Timeout},
+		{goredis.ErrPoolTimeout, outcome.Timeout},
+		{&WaitError{Wanted: 1, Acked: 0, Timeout: time.Second}, outcome.Timeout},
+		{refused, outcome.Unavailable},
+		{reset, outcome.Unavailable},
+		{io.EOF, outcome.Unavailable},
+		{io.ErrUnexpectedEOF, outcome.Unavailable},
+		{serverErr("CLUSTERDOWN The cluster is down"), outcome.Unavailable},
+		{serverErr("CLUSTERDOWN Hash slot not served"), outcome.Unavailable},
+		{serverErr("LOADING Redis is loading the dataset in memory"), outcome.Unavailable},
+		{serverErr("TRYAGAIN Multiple keys request during rehashing of slot"), outcome.Unavailable},
+		{serverErr("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."), outcome.Unavailable},
+		{serverErr("NOREPLICAS Not enough good replicas to write."), outcome.Unavailable},
+		{serverErr("MOVED 3999 127.0.0.1:6381"), outcome.Unavailable},
+		{serverErr("ASK 3999 127.0.0.1:6381"), outcome.Unavailable},
+		{serverErr("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."), outcome.Unavailable},
+		{serverErr("READONLY You can't write against a read only replica."), outcome.Rejected},
+		{serverErr("OOM command not allowed when used memory > 'maxmemory'."), outcome.Rejected},
+		{serverErr("ERR max number of clients reached"), outcome.Rejected},
+		{serverErr("NOAUTH Authentication required."), outcome.Rejected},
+		{serverErr("WRONGPASS invalid username-password pair or user is disabled."), outcome.Rejected},
+		{serverErr("NOPERM this user has no permissions to run the 'hset' command"), outcome.Rejected},
+		{serverErr("WRONGTYPE Operation against a key holding the wrong kind of value"), outcome.Other},
+		{serverErr("BUSYGROUP Consumer Group name already exists"), outcome.Other},
+		{errors.New("something else"), outcome.Other},
+		{context.Canceled, outcome.Other},
 	}
 	for _, tc := range cases {
 		if got := Classify(tc.err); got != tc.want {
@@ -69,7 +69,7 @@ func TestClassify(t *testing.T) {
 		}
 		// the driver's classified errors keep their class through ClassOf
 		if tc.err != nil {
-			if got := driver.ClassOf(driver.Classified(Classify(tc.err), "op", tc.err)); got != tc.want {
+			if got := outcome.ClassOf(outcome.Classified(Classify(tc.err), "op", tc.err)); got != tc.want {
 				t.Errorf("ClassOf(Classified(%v)) = %v, want %v", tc.err, got, tc.want)
 			}
 		}

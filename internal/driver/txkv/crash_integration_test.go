@@ -11,6 +11,7 @@ import (
 	txkvdriver "github.com/faultbench/faultbench/internal/driver/txkv"
 	"github.com/faultbench/faultbench/internal/launcher"
 	txkvl "github.com/faultbench/faultbench/internal/launcher/txkv"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
@@ -63,7 +64,7 @@ func TestCrashClient(t *testing.T) {
 				switch {
 				case err == nil:
 					possible[key] = map[string]bool{val: true}
-				case driver.ClassOf(err) != driver.Conflict && possible[key] != nil:
+				case outcome.ClassOf(err) != outcome.Conflict && possible[key] != nil:
 					possible[key][val] = true
 				}
 				mu.Unlock()

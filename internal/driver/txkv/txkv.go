@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/txkv/client"
 )
@@ -112,7 +113,7 @@ func (d *Driver) open(ctx context.Context, name string, skipFlush bool) (*client
 	defer cancel()
 	cl, err := client.Open(octx, client.Config{Coordinator: d.coordinator, Name: name, SkipFlush: skipFlush})
 	if err != nil {
-		return nil, driver.Classified(driver.ClassOf(err), "connect", err)
+		return nil, outcome.Classified(outcome.ClassOf(err), "connect", err)
 	}
 	return cl, nil
 }
@@ -131,20 +132,20 @@ func classify(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var class driver.Class
+	var class outcome.Class
 	switch {
 	case errors.Is(err, client.ErrAborted):
-		class = driver.Conflict
+		class = outcome.Conflict
 	case errors.Is(err, client.ErrUnknownOutcome), errors.Is(err, context.DeadlineExceeded):
-		class = driver.Timeout
+		class = outcome.Timeout
 	case errors.Is(err, client.ErrNotCommitted), errors.Is(err, client.ErrClosed):
-		class = driver.Unavailable
-	case errors.Is(err, driver.ErrNotFound):
-		class = driver.Other
+		class = outcome.Unavailable
+	case errors.Is(err, outcome.ErrNotFound):
+		class = outcome.Other
 	default:
-		class = driver.GenericClass(err)
+		class = outcome.GenericClass(err)
 	}
-	return driver.Classified(class, op, err)
+	return outcome.Classified(class, op, err)
 }
 
 func contains(xs []string, x string) bool {
@@ -173,7 +174,7 @@ func (t *txn) Read(ctx context.Context, table, key string, fields []string) (map
 		return nil, classify("read", err)
 	}
 	if !ok {
-		return nil, classify("read", fmt.Errorf("%s: %w", key, driver.ErrNotFound))
+		return nil, classify("read", fmt.Errorf("%s: %w", key, outcome.ErrNotFound))
 	}
 	return m, nil
 }

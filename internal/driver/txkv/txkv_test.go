@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/txkv/client"
 )
@@ -14,17 +14,17 @@ import (
 func TestClassify(t *testing.T) {
 	for _, c := range []struct {
 		err  error
-		want driver.Class
+		want outcome.Class
 	}{
-		{client.ErrAborted, driver.Conflict},
-		{fmt.Errorf("%w: x", client.ErrUnknownOutcome), driver.Timeout},
-		{context.DeadlineExceeded, driver.Timeout},
-		{client.ErrNotCommitted, driver.Unavailable},
-		{fmt.Errorf("k: %w", driver.ErrNotFound), driver.Other},
-		{errors.New("boom"), driver.Other},
+		{client.ErrAborted, outcome.Conflict},
+		{fmt.Errorf("%w: x", client.ErrUnknownOutcome), outcome.Timeout},
+		{context.DeadlineExceeded, outcome.Timeout},
+		{client.ErrNotCommitted, outcome.Unavailable},
+		{fmt.Errorf("k: %w", outcome.ErrNotFound), outcome.Other},
+		{errors.New("boom"), outcome.Other},
 	} {
 		err := classify("op", c.err)
-		if got := driver.ClassOf(err); got != c.want {
+		if got := outcome.ClassOf(err); got != c.want {
 			t.Errorf("%v: class %v, want %v", c.err, got, c.want)
 		}
 		if !errors.Is(err, c.err) {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
@@ -155,9 +155,9 @@ func TestMetrics(t *testing.T) {
 	rec := col.Recorder(0)
 	for i := range 50 {
 		at := start.Add(time.Duration(i) * 10 * time.Millisecond)
-		class := driver.OK
+		class := outcome.OK
 		if i%10 == 9 {
-			class = driver.Timeout
+			class = outcome.Timeout
 		}
 		rec.Record(measure.Sample{Op: i % 2, Class: class, Intended: at, Started: at, Ended: at.Add(3 * time.Millisecond), Behind: i == 0})
 	}

@@ -20,9 +20,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/faultbench/faultbench/internal/analyze"
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 )
 
 // LatencyBuckets are the upper bounds (seconds) of the latency histograms.
@@ -137,7 +137,7 @@ func (m *Metrics) observe(rows []measure.WindowRow) {
 		if r.OK > 0 {
 			m.ops.WithLabelValues(r.Op, "ok").Add(float64(r.OK))
 		}
-		for _, c := range driver.ErrorClasses() {
+		for _, c := range outcome.ErrorClasses() {
 			if v := r.Errors[c]; v > 0 {
 				m.ops.WithLabelValues(r.Op, c.String()).Add(float64(v))
 			}

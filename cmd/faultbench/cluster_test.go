@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/faultbench/faultbench/internal/targets"
 )
 
 func TestClusterNodes(t *testing.T) {
@@ -22,8 +24,18 @@ func TestClusterNodes(t *testing.T) {
 		{"etcd", 0, 3, 0, "--servers is for txkv (its region servers); use --nodes for etcd"},
 		{"redis-cluster", 3, 3, 0, "use --nodes for redis-cluster"},
 	}
+	reg := targets.Builtin()
+	txkv, err := reg.Get("txkv")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range cases {
-		got, err := clusterNodes(tc.kind, tc.nodes, tc.servers)
+		tgt, err := reg.Get(tc.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers := tc.servers
+		got, err := clusterNodes(tgt, tc.nodes, map[string]nodesAlias{"servers": {owner: txkv, n: &servers}})
 		switch {
 		case tc.err == "" && (err != nil || got != tc.want):
 			t.Errorf("clusterNodes(%s, %d, %d) = %d, %v; want %d", tc.kind, tc.nodes, tc.servers, got, err, tc.want)

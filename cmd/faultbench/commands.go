@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -11,11 +12,9 @@ import (
 	"github.com/faultbench/faultbench/internal/clusterctl"
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
-	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
-	txkvlauncher "github.com/faultbench/faultbench/internal/launcher/txkv"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/runner"
-	"github.com/faultbench/faultbench/internal/target"
+	"github.com/faultbench/faultbench/internal/targets"
 )
 
 func commands() []command {
@@ -46,7 +45,7 @@ const phaseExamples = `  faultbench load etcd -P workloads/workloada -p recordco
 // phase implements `load` and `run`.
 func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) error {
 	name := string(phase)
-	fs := a.newFlags(name, name+" TARGET [-P file]... [-p key=value]... [flags]\n\nTargets: "+strings.Join(target.Builtin().Kinds(), ", ")+
+	fs := a.newFlags(name, name+" TARGET [-P file]... [-p key=value]... [flags]\n\nTargets: "+strings.Join(targets.Builtin().Kinds(), ", ")+
 		"\nProperties: YCSB's (docs/workloads.md) plus the driver's (docs/targets-*.md).", phaseExamples)
 	var files, overrides listFlag
 	fs.Var(&files, "P", "property `file` (Java properties; repeatable, later files win)")
@@ -64,7 +63,7 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("%s needs exactly one TARGET (one of %s), got %d arguments", name, strings.Join(target.Builtin().Kinds(), ", "), len(pos))
+		return usagef("%s needs exactly one TARGET (one of %s), got %d arguments", name, strings.Join(targets.Builtin().Kinds(), ", "), len(pos))
 	}
 	p := properties.New()
 	for _, f := range files {
@@ -111,10 +110,17 @@ const clusterExamples = `  faultbench cluster up etcd --nodes 3
 
 // cluster implements `cluster up|down|status`.
 func (a *app) cluster(ctx context.Context, args []string) error {
-	fs := a.newFlags("cluster", "cluster up|down|status TARGET [flags]\n\nup starts a local cluster that keeps running after this command (nodes are\nrecorded in a state file); down stops it and removes its data; status shows\nits nodes, roles, pids and addresses.\nTargets that faultbench can start: "+strings.Join(target.Builtin().Launchers().Kinds(), ", "), clusterExamples)
-	nodes := fs.Int("nodes", 0, "nodes (etcd members, redis-cluster masters, txkv region servers); default per target")
-	servers := fs.Int("servers", 0, "txkv only: region servers (the coordinator is one more node); the same as --nodes for txkv")
-	replicas := fs.Int("replicas", -1, "replicas per master (redis-cluster, redis); default per target")
+	fs := a.newFlags("cluster", "cluster up|down|status TARGET [flags]\n\nup starts a local cluster that keeps running after this command (nodes are\nrecorded in a state file); down stops it and removes its data; status shows\nits nodes, roles, pids and addresses.\nTargets that faultbench can start: "+strings.Join(targets.Builtin().Launchable(), ", "), clusterExamples)
+	reg := targets.Builtin()
+	nodes := fs.Int("nodes", 0, "nodes ("+nodesHelp(reg)+"); default per target")
+	aliases := map[string]nodesAlias{}
+	for _, k := range reg.Kinds() {
+		t, _ := reg.Get(k)
+		if a := t.Size.NodesAlias; a != "" {
+			aliases[a] = nodesAlias{owner: t, n: fs.Int(a, 0, fmt.Sprintf("%s only: the same as --nodes (%s)", k, t.Size.NodesAre))}
+		}
+	}
+	replicas := fs.Int("replicas", -1, "replicas per master ("+strings.Join(withReplicas(reg), ", ")+"); default per target")
 	dir := fs.String("dir", "", "directory for node data and logs (default: a new temp dir)")
 	name := fs.String("name", "", "cluster name in the state file (default: the target)")
 	keep := fs.Bool("keep-data", false, "down: keep data directories")
@@ -141,11 +147,18 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	}
 	switch action {
 	case "up":
-		n, err := clusterNodes(kind, *nodes, *servers)
+		t, err := reg.Get(kind)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		n, err := clusterNodes(t, *nodes, aliases)
 		if err != nil {
 			return err
 		}
 		*nodes = n
+		if *replicas >= 0 && !t.Size.HasReplicas {
+			return usagef("--replicas is not for %s (it has no replicas per node; it is for %s)", kind, strings.Join(withReplicas(reg), ", "))
+		}
 		o := map[string]string{}
 		for _, kv := range opts {
 			k, v, ok := strings.Cut(kv, "=")
@@ -178,21 +191,61 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	return usagef("unknown cluster action %q (up, down, status)", action)
 }
 
-// clusterNodes reconciles --nodes and --servers: --servers is txkv's word
-// for its region servers (what --nodes counts there); other targets have
-// no servers, and both given must agree.
-func clusterNodes(kind string, nodes, servers int) (int, error) {
-	switch {
-	case servers == 0:
-		return nodes, nil
-	case servers < 0:
-		return 0, usagef("--servers %d: must be at least 1", servers)
-	case kind != "txkv":
-		return 0, usagef("--servers is for txkv (its region servers); use --nodes for %s", kind)
-	case nodes != 0 && nodes != servers:
-		return 0, usagef("--nodes %d and --servers %d disagree; for txkv both count region servers, give one", nodes, servers)
+// clusterNodes reconciles --nodes with the target's alias for it (txkv's
+// --servers, its region servers): an alias of another target is refused,
+// and both given must agree.
+func clusterNodes(t *targets.Target, nodes int, aliases map[string]nodesAlias) (int, error) {
+	for _, a := range sortedKeys(aliases) {
+		v, owner := *aliases[a].n, aliases[a].owner
+		switch {
+		case v == 0:
+			continue
+		case owner != t:
+			return 0, usagef("--%s is for %s (its %s); use --nodes for %s", a, owner.Kind, owner.Size.NodesAre, t.Kind)
+		case v < 0:
+			return 0, usagef("--%s %d: must be at least 1", a, v)
+		case nodes != 0 && nodes != v:
+			return 0, usagef("--nodes %d and --%s %d disagree; for %s both count %s, give one", nodes, a, v, t.Kind, t.Size.NodesAre)
+		}
+		nodes = v
 	}
-	return servers, nil
+	return nodes, nil
+}
+
+// nodesAlias is a target's second name for --nodes (txkv's --servers).
+type nodesAlias struct {
+	owner *targets.Target
+	n     *int
+}
+
+// nodesHelp says what --nodes counts for each target.
+func nodesHelp(reg *targets.Registry) string {
+	var parts []string
+	for _, k := range reg.Launchable() {
+		t, _ := reg.Get(k)
+		parts = append(parts, k+": "+t.Size.NodesAre)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// withReplicas lists the launchable targets that have replicas.
+func withReplicas(reg *targets.Registry) []string {
+	var out []string
+	for _, k := range reg.Launchable() {
+		if t, _ := reg.Get(k); t.Size.HasReplicas {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // cleanup implements `cleanup`.
@@ -216,21 +269,21 @@ func (a *app) cleanup(ctx context.Context, args []string) error {
 	return clusterctl.New(*stateDir, env).Cleanup(cctx, *all, a.stdout)
 }
 
-// node implements the hidden `node KIND ...` that launchers spawn.
+// node implements the hidden `node NAME ...` that launchers spawn; each
+// target registers the node commands it runs from the binary.
 func (a *app) node(ctx context.Context, args []string) error {
+	_, names := targets.Builtin().NodeCommand("")
 	if len(args) == 0 {
-		return usagef("node needs a kind (etcd, txkv-coordinator, txkv-server)")
+		return usagef("node needs a kind (%s)", strings.Join(names, ", "))
 	}
 	switch args[0] {
-	case "etcd":
-		return etcdlauncher.RunNode(ctx, args[1:])
-	case "txkv-coordinator":
-		return txkvlauncher.RunCoordinator(ctx, args[1:])
-	case "txkv-server":
-		return txkvlauncher.RunServer(ctx, args[1:])
 	case "--help", "-h", "-help":
-		fmt.Fprintln(a.stdout, "Usage: faultbench node etcd|txkv-coordinator|txkv-server FLAGS (internal: launchers run database nodes with it)")
+		fmt.Fprintf(a.stdout, "Usage: faultbench node %s FLAGS (internal: launchers run database nodes with it)\n", strings.Join(names, "|"))
 		return flag.ErrHelp
 	}
-	return usagef("unknown node kind %q", args[0])
+	run, _ := targets.Builtin().NodeCommand(args[0])
+	if run == nil {
+		return usagef("unknown node kind %q", args[0])
+	}
+	return run(ctx, args[1:])
 }

@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
-	"github.com/faultbench/faultbench/internal/target"
+	"github.com/faultbench/faultbench/internal/targets"
 )
 
 // Manager manages recorded clusters.
 type Manager struct {
 	Store   launcher.StateStore
-	Targets *target.Registry
+	Targets *targets.Registry
 	Env     *launcher.Env
 	// Grace is how long a node gets to exit after SIGTERM before SIGKILL.
 	Grace time.Duration
@@ -29,7 +29,7 @@ type Manager struct {
 
 // New returns a Manager for the state directory dir.
 func New(dir string, env *launcher.Env) *Manager {
-	return &Manager{Store: launcher.StateStore{Dir: dir}, Targets: target.Builtin(), Env: env, Grace: 10 * time.Second}
+	return &Manager{Store: launcher.StateStore{Dir: dir}, Targets: targets.Builtin(), Env: env, Grace: 10 * time.Second}
 }
 
 // Up starts a cluster of kind and records it. A detached cluster outlives
@@ -47,10 +47,10 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 		spec.Name = kind
 	}
 	if spec.Nodes == 0 {
-		spec.Nodes = t.DefaultNodes
+		spec.Nodes = t.Size.Nodes
 	}
 	if spec.Replicas < 0 {
-		spec.Replicas = t.DefaultReplicas
+		spec.Replicas = t.Size.Replicas
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err

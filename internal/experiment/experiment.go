@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,13 +19,13 @@ import (
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/live"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/report"
-	"github.com/faultbench/faultbench/internal/report/live"
 	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/runner"
-	"github.com/faultbench/faultbench/internal/target"
+	"github.com/faultbench/faultbench/internal/targets"
 	"github.com/faultbench/faultbench/internal/workload"
 )
 
@@ -47,6 +46,9 @@ type Spec struct {
 	// MetricsAddr is where to serve Prometheus metrics while the phase
 	// runs (host:port); "" serves none.
 	MetricsAddr string
+	// Targets is the registry Target is looked up in; nil means
+	// targets.Builtin().
+	Targets *targets.Registry
 }
 
 // Validate checks the spec.
@@ -74,6 +76,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.StateDir == "" {
 		s.StateDir = launcher.DefaultStateDir()
+	}
+	if s.Targets == nil {
+		s.Targets = targets.Builtin()
 	}
 	return nil
 }
@@ -152,7 +157,7 @@ type Outcome struct {
 // Prepared is a target, driver and workload ready to run, with properties
 // checked. Close releases the driver.
 type Prepared struct {
-	Target   *target.Target
+	Target   *targets.Target
 	Driver   driver.Driver
 	Workload *workload.Workload
 	Settings Settings
@@ -167,17 +172,22 @@ func (p *Prepared) Close() error {
 	return p.Driver.Close()
 }
 
-// Prepare resolves the target, connects to its cluster (properties first,
-// else the cluster `cluster up` started), builds workload and driver and
-// rejects unknown properties.
-func Prepare(ctx context.Context, kind string, phase runner.Phase, p *properties.Properties, stateDir string) (*Prepared, error) {
-	reg := target.Builtin()
-	t, err := reg.Get(kind)
-	if err != nil {
-		return nil, err
-	}
+// Prepare connects to a cluster of target t (properties first, else the
+// cluster `cluster up` started), builds workload and driver and rejects
+// unknown properties.
+func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *properties.Properties, stateDir string) (*Prepared, error) {
+	kind := t.Kind
 	t.ApplyDefaults(p)
 	out := &Prepared{Target: t}
+	// launcher options are known (a driver checking its prefix lets them
+	// pass) but do nothing on a running cluster: say so
+	p.Declare(t.LauncherOptions...)
+	for _, k := range t.LauncherOptions {
+		if p.Has(k) {
+			src, _ := p.SourceOf(k)
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s (%s) is a launcher option: it has no effect on a running cluster; give it to `cluster up -o` or a scenario's target.options", k, src))
+		}
+	}
 	p.Declare(workload.IgnoredYCSBKeys()...)
 	for _, k := range workload.IgnoredYCSBKeys() {
 		if p.Has(k) {
@@ -204,14 +214,14 @@ func Prepare(ctx context.Context, kind string, phase runner.Phase, p *properties
 			}
 			return nil, lerr
 		}
-		t.Connect(p, c)
+		t.ConnectTo(p, c)
 	}
 	// the driver validates its own prefixed properties; the rest must be known by now
 	p.DeclarePrefix(t.PropertyPrefix)
 	if unknown := p.Unknown(); len(unknown) > 0 {
-		return nil, fmt.Errorf("unknown properties: %s\n(see docs/workloads.md for the workload's and docs/targets-%s.md for the driver's)", strings.Join(unknown, ", "), strings.TrimSuffix(kind, "-cluster"))
+		return nil, fmt.Errorf("unknown properties: %s\n(see docs/workloads.md for the workload's and %s for the driver's)", strings.Join(unknown, ", "), t.Docs)
 	}
-	d, err := t.Driver(ctx, p)
+	d, err := t.NewDriver(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("%s driver: %w", kind, err)
 	}
@@ -235,7 +245,11 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		fmt.Fprintf(s.Err, "metrics: %s\n", srv.URL())
 		metrics = srv.Metrics
 	}
-	prep, err := Prepare(ctx, s.Target, s.Phase, s.Props, s.StateDir)
+	t, err := s.Targets.Get(s.Target)
+	if err != nil {
+		return nil, err
+	}
+	prep, err := Prepare(ctx, t, s.Phase, s.Props, s.StateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -243,26 +257,19 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	for _, w := range prep.Warnings {
 		fmt.Fprintln(s.Err, "warning:", w)
 	}
-	dir, err := rundir.Create(s.RunsDir, s.Name, time.Now())
+	env := rundir.HostEnv(s.Version, s.Commit)
+	env.Target = s.Target
+	env.TargetVersion = targetVersion(ctx, prep.Driver)
+	run, err := rundir.Open(s.RunsDir, s.Name, time.Now(), env)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeProperties(filepath.Join(dir, "run.properties"), s.Props); err != nil {
+	defer run.Close()
+	dir := run.Dir
+	if err := rundir.WriteProperties(run.Path("run.properties"), s.Props); err != nil {
 		return nil, err
 	}
-	env := rundir.HostEnv(s.Version, s.Commit)
-	env.Target = s.Target
-	if v, ok := prep.Driver.(interface {
-		Version(context.Context) (string, error)
-	}); ok {
-		vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		env.TargetVersion, _ = v.Version(vctx)
-		cancel()
-	}
-	if err := rundir.WriteJSON(filepath.Join(dir, "env.json"), env); err != nil {
-		return nil, err
-	}
-	out, err := Execute(ctx, prep, dir, Hooks{Status: !s.Quiet, StatusLines: s.Status, StatusOut: s.Err, Metrics: metrics})
+	out, err := Execute(ctx, prep, dir, Hooks{Status: !s.Quiet, StatusLines: s.Status, StatusOut: s.Err, Metrics: metrics, Events: run.Events})
 	if err != nil {
 		return out, err
 	}
@@ -281,6 +288,25 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	return out, nil
 }
 
+// targetVersion asks the driver for the database's version, if it can say.
+func targetVersion(ctx context.Context, d driver.Driver) string {
+	v, ok := d.(interface {
+		Version(context.Context) (string, error)
+	})
+	if !ok {
+		return ""
+	}
+	vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, _ := v.Version(vctx)
+	return s
+}
+
+// Task runs alongside a phase's workload (the fault schedule, the cluster
+// watcher, an independent probe) with the run's t=0; ctx ends when the
+// workload does, and the task must return then.
+type Task func(ctx context.Context, start time.Time) error
+
 // Hooks lets a caller (the scenario runner) add to a phase.
 type Hooks struct {
 	// Status shows progress on StatusOut: a bar when StatusOut is a
@@ -292,9 +318,9 @@ type Hooks struct {
 	Metrics     *live.Metrics  // export the phase to Prometheus; may be nil
 	Events      *event.Log     // events log to use (created in dir if nil)
 	Tracker     runner.Tracker // lost-write tracking
-	// During runs alongside the workload with the run's t=0 and returns when done
-	// (e.g. the fault schedule); its error is returned after the phase.
-	During func(ctx context.Context, start time.Time) error
+	// Tasks run concurrently alongside the workload; their errors are
+	// returned, joined, after the phase.
+	Tasks []Task
 }
 
 // Execute runs the prepared phase into dir (which must exist), writing
@@ -347,11 +373,9 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 		detach := h.Metrics.Attach(live.Phase{Name: string(set.Runner.Phase), Dir: dir, Ops: workload.OpNames(), Collector: col, Events: evs})
 		defer detach() // after col.Close: the last windows are exported too
 	}
-	duringErr := make(chan error, 1)
-	if h.During != nil {
-		go func() { duringErr <- h.During(runCtx, start) }()
-	} else {
-		duringErr <- nil
+	taskErrs := make(chan error, len(h.Tasks))
+	for _, task := range h.Tasks {
+		go func() { taskErrs <- task(runCtx, start) }()
 	}
 	evs.Emit(event.PhaseStart, "", string(set.Runner.Phase))
 	r := &runner.Runner{Config: set.Runner, Workload: prep.Workload, Driver: prep.Driver, Collector: col, Tracker: h.Tracker, Start: start}
@@ -362,7 +386,12 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 	stopCol()
 	<-colDone
 	totals, cerr := col.Close()
-	derr := <-duringErr
+	var terrs []error
+	for range h.Tasks {
+		if err := <-taskErrs; err != nil && !errors.Is(err, context.Canceled) {
+			terrs = append(terrs, err)
+		}
+	}
 	out := &Outcome{Dir: dir, Result: res, Totals: totals, Windows: col.Windows()}
 	if rerr != nil {
 		return out, rerr
@@ -370,34 +399,16 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 	if cerr != nil {
 		return out, cerr
 	}
-	sum := Summary{
-		Target: prep.Target.Kind, Phase: string(set.Runner.Phase), Reason: res.Reason, Dropped: res.Dropped,
+	sum := rundir.Summary{
+		Target: prep.Target.Kind, Phase: string(set.Runner.Phase), EndReason: res.Reason, Dropped: res.Dropped,
 		Threads: set.Runner.Threads, TargetOps: set.Runner.Target, WindowMs: float64(set.Window) / float64(time.Millisecond),
-		WarmupMs: float64(set.Runner.Warmup) / float64(time.Millisecond), Totals: report.TotalsOf(totals),
+		WarmupMs: float64(set.Runner.Warmup) / float64(time.Millisecond), Totals: rundir.TotalsOf(totals),
 		PeakRSSBytes: PeakRSS(),
 	}
 	if err := rundir.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
 		return out, err
 	}
-	if derr != nil && !errors.Is(derr, context.Canceled) {
-		return out, derr
-	}
-	return out, nil
-}
-
-// Summary is summary.json of a load or run phase.
-type Summary struct {
-	Target    string        `json:"target"`
-	Phase     string        `json:"phase"`
-	Reason    string        `json:"end_reason"`
-	Dropped   int64         `json:"dropped_ops_count"` // open loop: due before the end, never started
-	Threads   int           `json:"threads"`
-	TargetOps float64       `json:"target_ops"`
-	WindowMs  float64       `json:"window_ms"`
-	WarmupMs  float64       `json:"warmup_ms"`
-	Totals    report.Totals `json:"totals"`
-	// PeakRSSBytes is faultbench's own peak resident memory so far.
-	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	return out, errors.Join(terrs...)
 }
 
 // PeakRSS returns this process's peak resident set size in bytes.
@@ -407,16 +418,4 @@ func PeakRSS() int64 {
 		return 0
 	}
 	return ru.Maxrss * 1024
-}
-
-func writeProperties(path string, p *properties.Properties) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing properties: %w", err)
-	}
-	if err := p.Write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing properties: %w", err)
-	}
-	return f.Close()
 }

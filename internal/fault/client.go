@@ -7,12 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 )
 
 // ActionCrashClient crashes the client library instance the load runs on
-// (driver.ClientCrasher) and continues the load on a replacement instance.
+// (ClientCrasher) and continues the load on a replacement instance.
 const ActionCrashClient Action = "crash-client"
 
 // ClientNode is the only node a client fault's step may name (or it names
@@ -21,6 +20,36 @@ const ClientNode = "client"
 
 // MaxHold bounds a crash-client step's hold.
 const MaxHold = 10 * time.Minute
+
+// ClientCrasher is what crash-client needs of the load's client: crash the
+// client instance the load runs on (it stops heartbeating and abandons its
+// pending work; the load continues on a replacement instance) and wait
+// until the database has recovered the crashed instance. The orchestrator
+// adapts the driver's ability to it; see docs/faults.md.
+type ClientCrasher interface {
+	CrashClient(ctx context.Context, hold time.Duration) (CrashedClient, error)
+	WaitClientRecovered(ctx context.Context, c CrashedClient) (ClientRecovery, error)
+}
+
+// CrashedClient identifies the client instance a crash ended.
+type CrashedClient struct {
+	Name string    // the crashed instance's name at the database
+	ID   string    // its registration id at the database
+	At   time.Time // when it stopped (heartbeats ended, flushes abandoned)
+	// Unflushed counts the write-sets it had committed and not flushed when
+	// it stopped (with a hold: every commit of the hold).
+	Unflushed int64
+	// Replacement names the new instance the load continues on.
+	Replacement string
+}
+
+// ClientRecovery is the database's recovery of a crashed client.
+type ClientRecovery struct {
+	Detected time.Time // the database declared the client failed
+	Done     time.Time // its recovery finished
+	Replayed int       // write-sets the recovery replayed
+	Detail   string    // database-specific facts, e.g. the threshold replay started after
+}
 
 // Kinds of the events a crash-client fault writes (besides fault-inject,
 // fault-injected and fault-error); node is empty, fault is the step's label.
@@ -38,7 +67,7 @@ const (
 
 // ClientFault is implemented by faults that act on the load's client
 // rather than on cluster nodes (crash-client). Their steps name no node
-// (or ClientNode), bind no "as" name, need Target.Load, and cannot run from
+// (or ClientNode), bind no "as" name, need Cluster.Load, and cannot run from
 // `faultbench fault`, which has no load.
 type ClientFault interface {
 	// ActsOnClient reports whether the fault acts on the load's client.
@@ -87,7 +116,7 @@ type crashClientFault struct {
 	label string
 
 	mu      sync.Mutex
-	crashed *driver.CrashedClient
+	crashed *CrashedClient
 	stop    context.CancelFunc // ends the recovery watch
 	done    chan struct{}      // closed when the recovery watch returned
 }
@@ -95,19 +124,17 @@ type crashClientFault struct {
 func (f *crashClientFault) Name() Action       { return ActionCrashClient }
 func (f *crashClientFault) ActsOnClient() bool { return true }
 
+// ConfigureStep takes the hold; ValidateFor checked it before the run.
 func (f *crashClientFault) ConfigureStep(st Step, label string) error {
-	if st.Hold < 0 || st.Hold > MaxHold {
-		return fmt.Errorf("hold %v: allowed 0..%v", st.Hold, MaxHold)
-	}
 	f.hold, f.label = st.Hold, label
 	return nil
 }
 
-func crasherOf(t *Target) (driver.ClientCrasher, error) {
+func crasherOf(t *Target) (ClientCrasher, error) {
 	if t.Load == nil {
 		return nil, fmt.Errorf("%s acts on the load's client, and no load runs here (it works in a scenario's schedule only)", ActionCrashClient)
 	}
-	cc, ok := t.Load.(driver.ClientCrasher)
+	cc, ok := t.Load.(ClientCrasher)
 	if !ok {
 		return nil, fmt.Errorf("%s: the load's driver (%T) cannot crash its client", ActionCrashClient, t.Load)
 	}
@@ -129,7 +156,7 @@ func (f *crashClientFault) Inject(ctx context.Context, t *Target, _ []string) er
 	// a hold must not eat the phase's deadline
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.healthTimeout()+f.hold)
 	defer cancel()
-	c, err := cc.CrashClient(ictx, driver.ClientCrash{Hold: f.hold})
+	c, err := cc.CrashClient(ictx, f.hold)
 	if c.Name == "" {
 		return err
 	}

@@ -101,23 +101,23 @@ type crashDriver struct {
 	holds    []time.Duration
 	crashErr error
 	recErr   error
-	rec      driver.ClientRecovery
+	rec      ClientRecovery
 }
 
-func (d *crashDriver) CrashClient(_ context.Context, c driver.ClientCrash) (driver.CrashedClient, error) {
+func (d *crashDriver) CrashClient(_ context.Context, hold time.Duration) (CrashedClient, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.holds = append(d.holds, c.Hold)
+	d.holds = append(d.holds, hold)
 	if d.crashErr != nil {
-		return driver.CrashedClient{}, d.crashErr
+		return CrashedClient{}, d.crashErr
 	}
-	return driver.CrashedClient{Name: "c1", ID: "7", At: time.Now(), Unflushed: 42, Replacement: "c1#1"}, nil
+	return CrashedClient{Name: "c1", ID: "7", At: time.Now(), Unflushed: 42, Replacement: "c1#1"}, nil
 }
 
-func (d *crashDriver) WaitClientRecovered(_ context.Context, c driver.CrashedClient) (driver.ClientRecovery, error) {
+func (d *crashDriver) WaitClientRecovered(_ context.Context, c CrashedClient) (ClientRecovery, error) {
 	if d.recErr != nil {
 		time.Sleep(50 * time.Millisecond) // after fault-injected, as a real wait would be
-		return driver.ClientRecovery{}, d.recErr
+		return ClientRecovery{}, d.recErr
 	}
 	r := d.rec
 	r.Detected, r.Done = c.At.Add(3*time.Second), c.At.Add(3200*time.Millisecond)
@@ -134,7 +134,7 @@ func TestRunCrashClient(t *testing.T) {
 	}{
 		{
 			name: "crashes and reports the recovery",
-			load: &crashDriver{rec: driver.ClientRecovery{Replayed: 40, Detail: "write-sets committed after T_F(c) 99"}},
+			load: &crashDriver{rec: ClientRecovery{Replayed: 40, Detail: "write-sets committed after T_F(c) 99"}},
 			wantEvents: []string{
 				"cluster-healthy |before crash-client (flushes held back 1s)|crash",
 				"fault-inject |crash-client (flushes held back 1s)|crash",

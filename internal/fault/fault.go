@@ -34,7 +34,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/launcher"
 )
@@ -181,10 +180,10 @@ type Target struct {
 	// StopGrace is how long stop waits after SIGTERM before SIGKILL;
 	// DefaultStopGrace when zero.
 	StopGrace time.Duration
-	// Load is the driver the running load uses, for faults that act on the
-	// load's client (crash-client, see ClientFault); nil when no load runs
-	// in this process. Set it before Run starts.
-	Load driver.Driver
+	// Load is the client the running load uses, for faults that act on it
+	// (crash-client asserts ClientCrasher, see ClientFault); nil when no
+	// load runs in this process. Set it before Run starts.
+	Load any
 
 	mu sync.Mutex // guards Cluster
 }

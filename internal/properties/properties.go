@@ -245,6 +245,11 @@ func (p *Properties) Declare(keys ...string) {
 	}
 }
 
+// DeclaredExactly reports whether key itself was declared with Declare (a
+// prefix does not count): a component that checks every key under its
+// prefix lets pass the keys another component declared.
+func (p *Properties) DeclaredExactly(key string) bool { return p.declared[key] }
+
 // DeclarePrefix marks every key starting with prefix (e.g. "redis.") as known.
 func (p *Properties) DeclarePrefix(prefix string) { p.prefixes = append(p.prefixes, prefix) }
 

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/analyze"
-	"github.com/faultbench/faultbench/internal/check"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/rundir"
@@ -31,7 +30,7 @@ type Run struct {
 
 	Windows []measure.WindowRow // windows.csv, in file order
 	Events  []event.Event       // events.jsonl
-	Summary *RunSummary         // summary.json; nil when missing
+	Summary *rundir.Summary     // summary.json; nil when missing
 	// Analysis is summary.json's availability report or, when the summary
 	// has none (a load/run phase, a run killed before its end), one
 	// computed from the windows and events with the default parameters.
@@ -53,32 +52,6 @@ type Run struct {
 	Warmup time.Duration // start of the first run-phase window (0 without warm-up)
 	End    time.Duration // end of the last window
 	Notes  []string      // what was missing or odd while reading
-}
-
-// RunSummary is the part of summary.json the report reads. It covers both
-// forms: the scenario summary (scenario, availability, lost_writes, ...)
-// and the load/run phase summary (phase, dropped_ops_count, ...).
-type RunSummary struct {
-	Scenario    string           `json:"scenario"`
-	Target      string           `json:"target"`
-	Phase       string           `json:"phase"`
-	Nodes       int              `json:"nodes"`
-	Replicas    int              `json:"replicas"`
-	RateSpec    string           `json:"rate"`
-	CapacityOps float64          `json:"calibrated_capacity_ops"`
-	TargetOps   float64          `json:"target_ops"`
-	Threads     int              `json:"threads"`
-	WindowMs    float64          `json:"window_ms"`
-	WarmupMs    float64          `json:"warmup_ms"`
-	DurationMs  float64          `json:"duration_ms"`
-	EndReason   string           `json:"end_reason"`
-	Dropped     int64            `json:"dropped_ops_count"`
-	Totals      Totals           `json:"totals"`
-	Analysis    *analyze.Report  `json:"availability"`
-	LostWrites  *check.Result    `json:"lost_writes"`
-	Errors      []string         `json:"errors"`
-	Checks      map[string]bool  `json:"checks_passed"`
-	Calibration *json.RawMessage `json:"calibration"`
 }
 
 // Client is one row of clients.csv.
@@ -134,7 +107,7 @@ func Load(ctx context.Context, dir string) (*Run, error) {
 	evs, err := event.ReadFile(filepath.Join(dir, "events.jsonl"))
 	r.Events = evs // a torn last line still leaves the events before it
 	optional("events.jsonl", err)
-	var sum RunSummary
+	var sum rundir.Summary
 	if err := readJSON(filepath.Join(dir, "summary.json"), &sum); err != nil {
 		optional("summary.json", err)
 	} else {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/analyze"
+	"github.com/faultbench/faultbench/internal/rundir"
 )
 
 // metricRow is one row of the results table: a metric with one cell per
@@ -35,7 +36,7 @@ func results(runs []*Run) []metricRow {
 		}
 		rows = append(rows, row)
 	}
-	sum := func(f func(s *RunSummary) string) func(r *Run) string {
+	sum := func(f func(s *rundir.Summary) string) func(r *Run) string {
 		return func(r *Run) string {
 			if r.Summary == nil {
 				return "-"
@@ -61,13 +62,13 @@ func results(runs []*Run) []metricRow {
 		}
 		return r.Summary.Phase
 	})
-	add("run", "", "target", sum(func(s *RunSummary) string {
+	add("run", "", "target", sum(func(s *rundir.Summary) string {
 		if s.Nodes > 0 {
 			return fmt.Sprintf("%s, %d nodes", s.Target, s.Nodes)
 		}
 		return s.Target
 	}))
-	add("run", "", "rate (ops/s)", sum(func(s *RunSummary) string {
+	add("run", "", "rate (ops/s)", sum(func(s *rundir.Summary) string {
 		switch {
 		case s.TargetOps <= 0:
 			return "closed loop"
@@ -76,12 +77,12 @@ func results(runs []*Run) []metricRow {
 		}
 		return num(s.TargetOps, 0)
 	}))
-	add("run", "", "threads", sum(func(s *RunSummary) string { return strconv.Itoa(s.Threads) }))
+	add("run", "", "threads", sum(func(s *rundir.Summary) string { return strconv.Itoa(s.Threads) }))
 	add("run", "", "window (ms)", func(r *Run) string { return fnum(float64(r.Window.Microseconds())/1000, 3) })
-	add("run", "", "measured duration (s)", sum(func(s *RunSummary) string { return num(s.Totals.RunTimeMs/1000, 1) }))
-	add("run", "", "operations", sum(func(s *RunSummary) string { return strconv.FormatInt(s.Totals.Operations, 10) }))
-	add("run", "", "throughput, successful (ops/s)", sum(func(s *RunSummary) string { return num(s.Totals.All.ThroughputOp, 0) }))
-	add("run", "", "failed operations", sum(func(s *RunSummary) string {
+	add("run", "", "measured duration (s)", sum(func(s *rundir.Summary) string { return num(s.Totals.RunTimeMs/1000, 1) }))
+	add("run", "", "operations", sum(func(s *rundir.Summary) string { return strconv.FormatInt(s.Totals.Operations, 10) }))
+	add("run", "", "throughput, successful (ops/s)", sum(func(s *rundir.Summary) string { return num(s.Totals.All.ThroughputOp, 0) }))
+	add("run", "", "failed operations", sum(func(s *rundir.Summary) string {
 		failed := s.Totals.Operations - s.Totals.OK
 		if s.Totals.Operations == 0 {
 			return strconv.FormatInt(failed, 10)
@@ -90,14 +91,14 @@ func results(runs []*Run) []metricRow {
 	}))
 	for _, q := range []struct {
 		label string
-		get   func(l Latency) int64
+		get   func(l rundir.Latency) int64
 	}{
-		{"p50 latency (ms)", func(l Latency) int64 { return l.P50 }},
-		{"p99 latency (ms)", func(l Latency) int64 { return l.P99 }},
-		{"p99.9 latency (ms)", func(l Latency) int64 { return l.P999 }},
-		{"max latency (ms)", func(l Latency) int64 { return l.Max }},
+		{"p50 latency (ms)", func(l rundir.Latency) int64 { return l.P50 }},
+		{"p99 latency (ms)", func(l rundir.Latency) int64 { return l.P99 }},
+		{"p99.9 latency (ms)", func(l rundir.Latency) int64 { return l.P999 }},
+		{"max latency (ms)", func(l rundir.Latency) int64 { return l.Max }},
 	} {
-		add("run", "", q.label, sum(func(s *RunSummary) string {
+		add("run", "", q.label, sum(func(s *rundir.Summary) string {
 			if s.Totals.All.Latency.Count == 0 {
 				return "-"
 			}
@@ -198,7 +199,7 @@ func results(runs []*Run) []metricRow {
 		return signed((a.FinalOps/a.BaselineOps - 1) * 100)
 	}))
 
-	lost := func(f func(s *RunSummary) string) func(r *Run) string {
+	lost := func(f func(s *rundir.Summary) string) func(r *Run) string {
 		return func(r *Run) string {
 			if r.Summary == nil || r.Summary.LostWrites == nil {
 				return "-"
@@ -206,14 +207,14 @@ func results(runs []*Run) []metricRow {
 			return f(r.Summary)
 		}
 	}
-	add("checks", "", "lost-writes check", lost(func(s *RunSummary) string {
+	add("checks", "", "lost-writes check", lost(func(s *rundir.Summary) string {
 		if s.LostWrites.OK() {
 			return "PASS"
 		}
 		return "FAIL"
 	}))
-	add("checks", "", "lost acknowledged writes", lost(func(s *RunSummary) string { return strconv.Itoa(s.LostWrites.LostWrites) }))
-	add("checks", "", "lost inserts", lost(func(s *RunSummary) string { return strconv.Itoa(s.LostWrites.LostInserts) }))
+	add("checks", "", "lost acknowledged writes", lost(func(s *rundir.Summary) string { return strconv.Itoa(s.LostWrites.LostWrites) }))
+	add("checks", "", "lost inserts", lost(func(s *rundir.Summary) string { return strconv.Itoa(s.LostWrites.LostInserts) }))
 
 	add("clients", "", "clients", func(r *Run) string {
 		if len(r.Clients) == 0 {

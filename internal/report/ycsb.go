@@ -3,19 +3,19 @@
 // self-contained page of inline SVG charts and tables, and plots/*.png,
 // the same charts rendered in Go (Render, from a run directory read by
 // Load); and the side-by-side comparison of runs as text, Markdown, CSV or
-// HTML (Compare). Sub-package live shows a run while it runs.
+// HTML (Compare). Package live shows a run while it runs.
 package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/outcome"
+	"github.com/faultbench/faultbench/internal/rundir"
 )
 
 // LatencyBasis says which latency the YCSB summary shows, as YCSB's
@@ -37,85 +37,6 @@ func ParseLatencyBasis(s string) (LatencyBasis, error) {
 		return LatencyBasis(s), nil
 	}
 	return "", fmt.Errorf("must be op, intended or both")
-}
-
-// OpStats is one operation type's totals in summary.json.
-type OpStats struct {
-	Count        int64            `json:"count"`
-	OK           int64            `json:"ok"`
-	Errors       map[string]int64 `json:"errors"`
-	Behind       int64            `json:"behind_schedule"`
-	ThroughputOp float64          `json:"throughput_ops"`
-	Latency      Latency          `json:"latency_us"`
-	Service      Latency          `json:"service_time_us"`
-}
-
-// Latency is a histogram's summary in microseconds.
-type Latency struct {
-	Mean  float64 `json:"mean"`
-	Min   int64   `json:"min"`
-	P50   int64   `json:"p50"`
-	P90   int64   `json:"p90"`
-	P95   int64   `json:"p95"`
-	P99   int64   `json:"p99"`
-	P999  int64   `json:"p99_9"`
-	Max   int64   `json:"max"`
-	Count int64   `json:"count"`
-}
-
-// LatencyOf summarises h (nil gives zeros).
-func LatencyOf(h *hdrhistogram.Histogram) Latency {
-	if h == nil || h.TotalCount() == 0 {
-		return Latency{}
-	}
-	return Latency{
-		Mean: h.Mean(), Min: h.Min(), Max: h.Max(), Count: h.TotalCount(),
-		P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90), P95: h.ValueAtQuantile(95),
-		P99: h.ValueAtQuantile(99), P999: h.ValueAtQuantile(99.9),
-	}
-}
-
-// Totals is the measurement part of summary.json.
-type Totals struct {
-	RunTimeMs     float64            `json:"runtime_ms"`
-	ThroughputOps float64            `json:"throughput_ops"`
-	Operations    int64              `json:"operations"`
-	OK            int64              `json:"ok"`
-	Errors        map[string]int64   `json:"errors"`
-	Behind        int64              `json:"behind_schedule"`
-	PerOp         map[string]OpStats `json:"per_op"`
-	All           OpStats            `json:"all"`
-}
-
-// TotalsOf converts measure totals into summary form.
-func TotalsOf(t *measure.Totals) Totals {
-	secs := t.Duration.Seconds()
-	conv := func(o measure.OpTotals) OpStats {
-		s := OpStats{OK: o.OK, Behind: o.Behind, Errors: map[string]int64{},
-			Latency: LatencyOf(o.Intended), Service: LatencyOf(o.Service)}
-		s.Count = o.OK
-		for _, c := range outcome.ErrorClasses() {
-			s.Errors[c.String()] = o.Errors[c]
-			s.Count += o.Errors[c]
-		}
-		if secs > 0 {
-			s.ThroughputOp = float64(o.OK) / secs
-		}
-		return s
-	}
-	out := Totals{RunTimeMs: float64(t.Duration) / float64(time.Millisecond), PerOp: map[string]OpStats{}}
-	for _, o := range t.Ops {
-		s := conv(o)
-		if s.Count > 0 {
-			out.PerOp[o.Name] = s
-		}
-	}
-	out.All = conv(t.All)
-	out.Operations, out.OK, out.Errors, out.Behind = out.All.Count, out.All.OK, out.All.Errors, out.All.Behind
-	if secs > 0 {
-		out.ThroughputOps = float64(out.All.Count) / secs
-	}
-	return out
 }
 
 // WriteYCSB prints the YCSB-style summary: [OVERALL] RunTime and
@@ -160,7 +81,7 @@ func sumErrors(o measure.OpTotals) int64 {
 }
 
 func writeOp(w io.Writer, name string, n int64, o measure.OpTotals, h *hdrhistogram.Histogram) {
-	l := LatencyOf(h)
+	l := rundir.LatencyOf(h)
 	fmt.Fprintf(w, "[%s], Operations, %d\n", name, n)
 	fmt.Fprintf(w, "[%s], AverageLatency(us), %.2f\n", name, l.Mean)
 	fmt.Fprintf(w, "[%s], MinLatency(us), %d\n", name, l.Min)

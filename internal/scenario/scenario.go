@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/fault"
 	"gopkg.in/yaml.v3"
 )
 
@@ -85,17 +86,13 @@ type Failover struct {
 type Step struct {
 	At    Duration `yaml:"at"`
 	Fault string   `yaml:"fault"`
-	Node  string   `yaml:"node,omitempty"` // required, except for ClientFault
+	Node  string   `yaml:"node,omitempty"` // required, except for crash-client
 	As    string   `yaml:"as,omitempty"`
 	Label string   `yaml:"label,omitempty"`
-	// Hold is ClientFault's parameter: how long the client commits without
+	// Hold is crash-client's parameter: how long the client commits without
 	// flushing before it crashes (docs/faults.md).
 	Hold Duration `yaml:"hold,omitempty"`
 }
-
-// ClientFault is the fault action that acts on the load's client rather
-// than on a cluster node: its steps name no node.
-const ClientFault = "crash-client"
 
 // Analysis holds the metric parameters (docs/metrics.md).
 type Analysis struct {
@@ -387,18 +384,18 @@ func (s *Scenario) Validate() error {
 			bad(fmt.Sprintf("schedule[%d].fault", i), "required")
 		}
 		switch {
-		case st.Fault == ClientFault:
+		case st.Fault == string(fault.ActionCrashClient):
 			if st.Node != "" && st.Node != "client" {
-				bad(fmt.Sprintf("schedule[%d].node", i), "%q: %s acts on the load's client, not on a cluster node; leave node out (or write client)", st.Node, ClientFault)
+				bad(fmt.Sprintf("schedule[%d].node", i), "%q: %s acts on the load's client, not on a cluster node; leave node out (or write client)", st.Node, fault.ActionCrashClient)
 			}
 			if st.As != "" {
-				bad(fmt.Sprintf("schedule[%d].as", i), "%s acts on no node, so there is nothing to bind", ClientFault)
+				bad(fmt.Sprintf("schedule[%d].as", i), "%s acts on no node, so there is nothing to bind", fault.ActionCrashClient)
 			}
-			if st.Hold.D() > 10*time.Minute {
-				bad(fmt.Sprintf("schedule[%d].hold", i), "%v: allowed 0..10m", st.Hold.D())
+			if st.Hold.D() > fault.MaxHold {
+				bad(fmt.Sprintf("schedule[%d].hold", i), "%v: allowed 0..%v", st.Hold.D(), fault.MaxHold)
 			}
 		case st.Hold != 0:
-			bad(fmt.Sprintf("schedule[%d].hold", i), "only %s takes hold, not %q", ClientFault, st.Fault)
+			bad(fmt.Sprintf("schedule[%d].hold", i), "only %s takes hold, not %q", fault.ActionCrashClient, st.Fault)
 		case st.Node == "":
 			bad(fmt.Sprintf("schedule[%d].node", i), "required (a name like n1, leader, primary, replica, random, any:N, or an `as` name)")
 		}

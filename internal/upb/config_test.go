@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/scenario"
+	"github.com/faultbench/faultbench/internal/targets"
 )
 
 const minimal = `
@@ -118,36 +119,6 @@ func TestConfigValidate(t *testing.T) {
 	})
 }
 
-func TestSize(t *testing.T) {
-	for _, tc := range []struct {
-		kind            string
-		k, masters      int
-		nodes, replicas int
-		err             string
-	}{
-		{kind: "etcd", k: 0, nodes: 1},
-		{kind: "etcd", k: 1, nodes: 3},
-		{kind: "etcd", k: 2, nodes: 5},
-		{kind: "redis-cluster", k: 0, nodes: 3, replicas: 0},
-		{kind: "redis-cluster", k: 2, masters: 4, nodes: 4, replicas: 2},
-		{kind: "redis", k: 1, err: "does not know how to realise"},
-		{kind: "etcd", k: -1, err: "negative"},
-	} {
-		t.Run(tc.kind+"/"+strings.Repeat("K", tc.k+1), func(t *testing.T) {
-			n, r, err := Size(tc.kind, tc.k, tc.masters)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Errorf("error %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil || n != tc.nodes || r != tc.replicas {
-				t.Errorf("Size = %d nodes, %d replicas, %v; want %d, %d", n, r, err, tc.nodes, tc.replicas)
-			}
-		})
-	}
-}
-
 func TestShippedScenarios(t *testing.T) {
 	for _, f := range []string{"../../scenarios/upb-etcd.yaml", "../../scenarios/upb-redis-cluster.yaml"} {
 		t.Run(f, func(t *testing.T) {
@@ -155,7 +126,11 @@ func TestShippedScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sc.Resolve(DefaultVictim(sc.Target.Kind))
+			tgt, err := targets.Builtin().Get(sc.Target.Kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.Resolve(tgt.DefaultVictim)
 			if _, err := ConfigFrom(sc); err != nil {
 				t.Error(err)
 			}

@@ -3,6 +3,7 @@ package upb
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/runner"
+	"github.com/faultbench/faultbench/internal/targets"
 )
 
 // ExecProber measures probes against a live cluster with experiment.Execute.
@@ -26,7 +28,7 @@ import (
 // earliest steady window of length Measure. Each probe leaves a run
 // directory (windows.csv, hist/, clients.csv, summary.json) under Dir.
 type ExecProber struct {
-	Kind     string                 // target kind
+	Target   *targets.Target        // the target probed
 	Props    *properties.Properties // workload, driver and endpoint properties shared by every probe
 	StateDir string                 // passed to experiment.Prepare
 	Root     string                 // the UPB run directory; Measurement.Dir is relative to it
@@ -66,25 +68,20 @@ func (p *ExecProber) Measure(ctx context.Context, pr Probe) (Measurement, error)
 		props.Set("maxexecutiontime", (cfg.Measure + cfg.SteadyTimeout).String())
 		props.Set("target", strconv.FormatFloat(pr.Total(), 'f', 3, 64))
 	}
-	prep, err := experiment.Prepare(ctx, p.Kind, runner.Run, props, p.StateDir)
-	if err != nil {
-		return Measurement{}, err
-	}
-	defer prep.Close()
-	if err := writeProps(filepath.Join(dir, "run.properties"), props); err != nil {
-		return Measurement{}, err
-	}
 	st := Steadiness{Sample: cfg.SteadySample, Window: cfg.Window, Tol: cfg.SteadyTol, Measure: cfg.Measure}
 	runCtx, stop := context.WithCancel(ctx) // stop ends the run once its steady window is complete
 	defer stop()
 	hooks := experiment.Hooks{}
 	if !pr.ClosedLoop() {
-		hooks.During = func(rctx context.Context, _ time.Time) error {
+		hooks.Tasks = []experiment.Task{func(rctx context.Context, _ time.Time) error {
 			watchSteady(rctx, filepath.Join(dir, "windows.csv"), st, stop)
 			return nil
-		}
+		}}
 	}
-	out, err := experiment.Execute(runCtx, prep, dir, hooks)
+	out, err := experiment.Phase(runCtx, p.Target, runner.Run, props, p.StateDir, dir, hooks)
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		err = nil // stop: the steady window is complete
+	}
 	if ctx.Err() != nil {
 		return Measurement{}, ctx.Err()
 	}
@@ -208,16 +205,4 @@ func clientTPS(path string, threads int) ([]float64, error) {
 		out[c] += v
 	}
 	return out, nil
-}
-
-func writeProps(path string, p *properties.Properties) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing properties: %w", err)
-	}
-	if err := p.Write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing properties: %w", err)
-	}
-	return f.Close()
 }

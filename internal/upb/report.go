@@ -279,7 +279,7 @@ func lcSearch(dir string, lc *LcResult, threads int, cfg *Config) report.UPBSear
 
 func baselineSearch(dir string, rec *SearchRecord, cfg *Config) report.UPBSearch {
 	t := BaselineTable(rec)
-	title := fmt.Sprintf("T(%d,%d): K=%d, F=%d (%s", rec.K, rec.F, rec.K, rec.F, Describe(rec.Kind, rec.Nodes, rec.Replicas))
+	title := fmt.Sprintf("T(%d,%d): K=%d, F=%d (%s", rec.K, rec.F, rec.K, rec.F, describe(rec))
 	if len(rec.Failed) > 0 {
 		title += "; failed: " + strings.Join(rec.Failed, ", ")
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,56 +20,20 @@ import (
 	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/scenario"
-	"github.com/faultbench/faultbench/internal/target"
+	"github.com/faultbench/faultbench/internal/targets"
 )
 
-// Size returns the cluster that realises fault-tolerance index k for a
-// target kind: etcd runs 2k+1 members (a majority survives k failures);
-// redis-cluster keeps masters masters and gives each k replicas. masters 0
-// means the target's default.
-func Size(kind string, k, masters int) (nodes, replicas int, err error) {
-	if k < 0 {
-		return 0, 0, fmt.Errorf("fault-tolerance index %d: must not be negative", k)
+// describe says in words what cluster a search ran on: the description
+// written at the time, or (summaries written before it was) the target's
+// own words for its size.
+func describe(rec *SearchRecord) string {
+	if rec.Cluster != "" {
+		return rec.Cluster
 	}
-	switch kind {
-	case "etcd":
-		return 2*k + 1, 0, nil
-	case "redis-cluster":
-		if masters == 0 {
-			masters = 3
-		}
-		return masters, k, nil
+	if t, err := targets.Builtin().Get(rec.Kind); err == nil {
+		return t.Describe(rec.Nodes, rec.Replicas)
 	}
-	return 0, 0, fmt.Errorf("upb does not know how to realise a fault-tolerance index K on %s (it knows etcd: 2K+1 members; redis-cluster: K replicas per master)", kind)
-}
-
-// Describe says in words what cluster Size's nodes and replicas are.
-func Describe(kind string, nodes, replicas int) string {
-	switch {
-	case kind == "etcd":
-		return plural(nodes, "member")
-	case replicas > 0:
-		return fmt.Sprintf("%s with %s each, %d nodes", plural(nodes, "master"), plural(replicas, "replica"), nodes*(1+replicas))
-	}
-	return plural(nodes, "node")
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// DefaultVictim is the node selector of each failure for a target kind.
-func DefaultVictim(kind string) string {
-	switch kind {
-	case "etcd":
-		return "leader"
-	case "redis-cluster", "redis":
-		return "primary"
-	}
-	return "random"
+	return fmt.Sprintf("%d nodes", rec.Nodes)
 }
 
 // Spec is one `faultbench upb SCENARIO` invocation.
@@ -94,6 +57,7 @@ type SearchRecord struct {
 	Kind     string    `json:"target"`
 	Nodes    int       `json:"nodes"`                  // etcd members, redis-cluster masters
 	Replicas int       `json:"replicas"`               // replicas per master
+	Cluster  string    `json:"cluster,omitempty"`      // the cluster in words, e.g. "3 members"
 	Failed   []string  `json:"failed_nodes,omitempty"` // nodes killed before the search
 	Baseline *Baseline `json:"baseline,omitempty"`
 	Error    string    `json:"error,omitempty"`
@@ -153,7 +117,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if s.Err == nil {
 		s.Err = io.Discard
 	}
-	tgt, err := target.Builtin().Get(sc.Target.Kind)
+	tgt, err := targets.Builtin().Get(sc.Target.Kind)
 	if err != nil {
 		return nil, fmt.Errorf("%s: field target.kind: %w", s.File, err)
 	}
@@ -163,11 +127,8 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if sc.Target.Replicas != nil {
 		return nil, fmt.Errorf("%s: field target.replicas: upb sets the replication itself from K; remove it", s.File)
 	}
-	if tgt.Kind == "etcd" && sc.Target.Nodes != 0 {
-		return nil, fmt.Errorf("%s: field target.nodes: upb runs 2K+1 etcd members for each K; remove it", s.File)
-	}
 	if sc.UPB.Victim == "" {
-		sc.UPB.Victim = DefaultVictim(tgt.Kind)
+		sc.UPB.Victim = tgt.DefaultVictim
 	}
 	sc.Resolve(sc.UPB.Victim)
 	cfg, err := ConfigFrom(sc)
@@ -175,12 +136,8 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		return nil, fmt.Errorf("%s: %w", s.File, err)
 	}
 	for k := 0; k <= cfg.KMax; k++ {
-		n, r, err := Size(tgt.Kind, k, sc.Target.Nodes)
-		if err != nil {
+		if _, _, err := tgt.ForK(k, sc.Target.Nodes); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.File, err)
-		}
-		if got := tgt.FaultTolerance(n, r); got != k {
-			return nil, fmt.Errorf("%s: %d nodes with %d replicas tolerate %d failures, not K=%d", s.File, n, r, got, k)
 		}
 	}
 	base, err := baseProperties(s)
@@ -190,28 +147,22 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 
 	name := "upb-" + strings.TrimPrefix(sc.Name, "upb-")
 	started := time.Now()
-	dir, err := rundir.Create(s.RunsDir, name, started)
+	resolved, err := sc.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Dir: dir}
-	resolved, err := sc.Marshal()
-	if err != nil {
-		return out, err
-	}
-	if err := rundir.WriteFile(filepath.Join(dir, "scenario.yaml"), resolved); err != nil {
-		return out, err
-	}
 	env := rundir.HostEnv(s.Version, s.Commit)
 	env.Target = tgt.Kind
-	if err := rundir.WriteJSON(filepath.Join(dir, "env.json"), env); err != nil {
-		return out, err
-	}
-	evs, err := event.Create(filepath.Join(dir, "events.jsonl"), started)
+	rd, err := rundir.Open(s.RunsDir, name, started, env)
 	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	dir, evs := rd.Dir, rd.Events
+	out := &Outcome{Dir: dir}
+	if err := rundir.WriteFile(rd.Path("scenario.yaml"), resolved); err != nil {
 		return out, err
 	}
-	defer evs.Close()
 	lenv, err := launcher.NewEnv()
 	if err != nil {
 		return out, err
@@ -285,7 +236,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 type run struct {
 	s       Spec
 	cfg     Config
-	tgt     *target.Target
+	tgt     *targets.Target
 	base    *properties.Properties
 	dir     string
 	evs     *event.Log
@@ -334,12 +285,12 @@ func (r *run) save() error {
 
 // stepK runs everything of one K on a fresh cluster.
 func (r *run) stepK(ctx context.Context, k int) (err error) {
-	nodes, replicas, err := Size(r.tgt.Kind, k, r.masters)
+	nodes, replicas, err := r.tgt.ForK(k, r.masters)
 	if err != nil {
 		return err
 	}
 	kdir := filepath.Join(r.dir, fmt.Sprintf("k%d", k))
-	fmt.Fprintf(r.s.Err, "K=%d: starting a %s cluster of %s ...\n", k, r.tgt.Kind, Describe(r.tgt.Kind, nodes, replicas))
+	fmt.Fprintf(r.s.Err, "K=%d: starting a %s cluster of %s ...\n", k, r.tgt.Kind, r.tgt.Describe(nodes, replicas))
 	sc := r.s.Scenario
 	uctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	c, err := r.m.Up(uctx, r.tgt.Kind, launcher.Spec{
@@ -358,9 +309,9 @@ func (r *run) stepK(ctx context.Context, k int) (err error) {
 		}
 		r.evs.Emit(event.Note, "", fmt.Sprintf("K=%d: cluster stopped", k))
 	}()
-	r.evs.Emit(event.ClusterHealthy, strings.Join(c.NodeNames(), ","), fmt.Sprintf("K=%d: cluster up (%s)", k, Describe(r.tgt.Kind, nodes, replicas)))
+	r.evs.Emit(event.ClusterHealthy, strings.Join(c.NodeNames(), ","), fmt.Sprintf("K=%d: cluster up (%s)", k, r.tgt.Describe(nodes, replicas)))
 	props := r.base.Clone()
-	r.tgt.Connect(props, c)
+	r.tgt.ConnectTo(props, c)
 
 	// Load.
 	lp := props.Clone()
@@ -431,7 +382,7 @@ func (r *run) search(ctx context.Context, props *properties.Properties, k, f, no
 	b, err := Algorithm1(ctx, pr, BaselineConfig{
 		Lc: r.sum.LcOps, MaxClients: r.cfg.MaxClients, Criteria: r.cfg.Criteria, Mode: r.cfg.Search, HintClients: r.cfg.HintClients,
 	})
-	rec := &SearchRecord{K: k, F: f, Kind: r.tgt.Kind, Nodes: nodes, Replicas: replicas, Failed: failed, Baseline: b, WallMs: ms(time.Since(start))}
+	rec := &SearchRecord{K: k, F: f, Kind: r.tgt.Kind, Nodes: nodes, Replicas: replicas, Cluster: r.tgt.Describe(nodes, replicas), Failed: failed, Baseline: b, WallMs: ms(time.Since(start))}
 	if err != nil {
 		rec.Error = err.Error()
 	} else {
@@ -452,27 +403,14 @@ func (r *run) search(ctx context.Context, props *properties.Properties, k, f, no
 }
 
 func (r *run) prober(props *properties.Properties, sub string) *ExecProber {
-	return &ExecProber{Kind: r.tgt.Kind, Props: props, StateDir: r.s.StateDir, Root: r.dir,
+	return &ExecProber{Target: r.tgt, Props: props, StateDir: r.s.StateDir, Root: r.dir,
 		Dir: filepath.Join(r.dir, sub), Config: r.cfg, Log: r.s.Err}
 }
 
 // loadPhase inserts the records into dir.
 func (r *run) loadPhase(ctx context.Context, p *properties.Properties, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	prep, err := experiment.Prepare(ctx, r.tgt.Kind, runner.Load, p, r.s.StateDir)
-	if err != nil {
-		return err
-	}
-	defer prep.Close()
-	if err := writeProps(filepath.Join(dir, "run.properties"), p); err != nil {
-		return err
-	}
-	if _, err := experiment.Execute(ctx, prep, dir, experiment.Hooks{}); err != nil {
-		return err
-	}
-	return ctx.Err()
+	_, err := experiment.Phase(ctx, r.tgt, runner.Load, p, r.s.StateDir, dir, experiment.Hooks{})
+	return err
 }
 
 // baseProperties builds the properties every phase shares: the workload
@@ -511,3 +449,10 @@ func baseProperties(s Spec) (*properties.Properties, error) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -176,7 +176,7 @@ func WriteLcTable(w io.Writer, res *LcResult, clientThreads int) {
 // BaselineTable is Table V for one (K, F): the probes of Algorithm 1 and
 // T(K,F).
 func BaselineTable(rec *SearchRecord) TextTable {
-	title := fmt.Sprintf("Table V. Runs to determine T(%d,%d) (K=%d, F=%d; %s", rec.K, rec.F, rec.K, rec.F, Describe(rec.Kind, rec.Nodes, rec.Replicas))
+	title := fmt.Sprintf("Table V. Runs to determine T(%d,%d) (K=%d, F=%d; %s", rec.K, rec.F, rec.K, rec.F, describe(rec))
 	if len(rec.Failed) > 0 {
 		title += fmt.Sprintf("; failed: %s", strings.Join(rec.Failed, ", "))
 	}

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	rlaunch "github.com/faultbench/faultbench/internal/launcher/redis"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
 // Properties the driver reads. Every key starting with "redis." is declared;
-// a redis.* key that neither this driver nor the redis launchers know is an
+// a redis.* key that neither this driver knows nor the caller declared
+// (the launchers' option keys: properties.Declare) is an
 // error (so that a typo such as redis.wiat cannot silently run the wrong
 // experiment).
 const (
@@ -89,19 +89,16 @@ func parseConfig(p *properties.Properties) (config, error) {
 	for _, k := range PropertyNames() {
 		known[k] = true
 	}
-	for _, k := range rlaunch.OptionNames() {
-		known[k] = true
-	}
 	var unknown []string
 	for _, k := range p.Keys() {
-		if strings.HasPrefix(k, "redis.") && !known[k] {
+		if strings.HasPrefix(k, "redis.") && !known[k] && !p.DeclaredExactly(k) {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return config{}, p.Error(unknown[0], "unknown redis property (the redis driver knows %s; the launchers %s)",
-			strings.Join(PropertyNames(), ", "), strings.Join(rlaunch.OptionNames(), ", "))
+		return config{}, p.Error(unknown[0], "unknown redis property (the redis driver knows %s; launcher options go to `cluster up -o` or a scenario's target.options)",
+			strings.Join(PropertyNames(), ", "))
 	}
 
 	var c config

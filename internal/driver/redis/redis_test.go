@@ -85,8 +85,10 @@ func props(kv ...string) *properties.Properties {
 }
 
 func TestConfig(t *testing.T) {
-	c, err := parseConfig(props(PropAddr, "127.0.0.1:7000, 127.0.0.1:7001", "threadcount", "32", PropMode, "Cluster",
-		"redis.cluster-node-timeout", "500"))
+	launcherKeys := props(PropAddr, "127.0.0.1:7000, 127.0.0.1:7001", "threadcount", "32", PropMode, "Cluster",
+		"redis.cluster-node-timeout", "500")
+	launcherKeys.Declare("redis.cluster-node-timeout") // as experiment.Prepare does for the launcher's option keys
+	c, err := parseConfig(launcherKeys)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,8 @@ func defaultOptions() options {
 	}
 }
 
-func knownOptions() []string {
+// OptionNames returns every option key the launcher understands, sorted.
+func OptionNames() []string {
 	k := []string{OptElectionTimeout, OptHeartbeatInterval, OptSnapshotCount, OptQuotaBytes,
 		OptAutoCompaction, OptStartTimeout, OptLogLevel}
 	sort.Strings(k)
@@ -69,7 +70,7 @@ func knownOptions() []string {
 func parseOptions(m map[string]string) (options, error) {
 	o := defaultOptions()
 	known := map[string]bool{}
-	for _, k := range knownOptions() {
+	for _, k := range OptionNames() {
 		known[k] = true
 	}
 	keys := make([]string, 0, len(m))
@@ -79,7 +80,7 @@ func parseOptions(m map[string]string) (options, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if strings.HasPrefix(k, "etcd.") && !known[k] {
-			return o, fmt.Errorf("unknown etcd option %q (known: %s)", k, strings.Join(knownOptions(), ", "))
+			return o, fmt.Errorf("unknown etcd option %q (known: %s)", k, strings.Join(OptionNames(), ", "))
 		}
 	}
 	bad := func(k, v, want string) error {

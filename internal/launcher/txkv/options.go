@@ -52,7 +52,8 @@ func defaultOptions() options {
 		walSync: time.Second, memstore: 16 << 20, startTimeout: 60 * time.Second}
 }
 
-func knownOptions() []string {
+// OptionNames returns every option key the launcher understands, sorted.
+func OptionNames() []string {
 	k := []string{OptPersistence, OptHeartbeat, OptSessionTimeout, OptRegions, OptWALSyncInterval, OptMemstoreFlushSize, OptStartTimeout}
 	sort.Strings(k)
 	return k
@@ -86,8 +87,8 @@ func parseDuration(s string) (time.Duration, error) {
 func parseOptions(m map[string]string) (options, error) {
 	o := defaultOptions()
 	for k := range m {
-		if strings.HasPrefix(k, "txkv.") && !contains(knownOptions(), k) {
-			return o, fmt.Errorf("unknown txkv option %q (known: %s)", k, strings.Join(knownOptions(), ", "))
+		if strings.HasPrefix(k, "txkv.") && !contains(OptionNames(), k) {
+			return o, fmt.Errorf("unknown txkv option %q (known: %s)", k, strings.Join(OptionNames(), ", "))
 		}
 	}
 	bad := func(k, v, want string) error { return fmt.Errorf("option %s=%q: %s", k, v, want) }

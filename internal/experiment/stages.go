@@ -1,0 +1,364 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/analyze"
+	"github.com/faultbench/faultbench/internal/check"
+	"github.com/faultbench/faultbench/internal/clusterctl"
+	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault"
+	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/live"
+	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/report"
+	"github.com/faultbench/faultbench/internal/rundir"
+	"github.com/faultbench/faultbench/internal/runner"
+	"github.com/faultbench/faultbench/internal/scenario"
+	"github.com/faultbench/faultbench/internal/targets"
+)
+
+// scenarioRun is the state one RunScenario carries from stage to stage.
+type scenarioRun struct {
+	s       *ScenarioSpec
+	sc      *scenario.Scenario
+	tgt     *targets.Target
+	freg    *fault.Registry
+	steps   fault.Schedule
+	base    *properties.Properties // what every phase shares
+	metrics *live.Metrics          // Prometheus export; nil for none
+
+	run      *rundir.Run
+	sum      *rundir.Summary
+	manager  *clusterctl.Manager // nil with external endpoints
+	cluster  *launcher.Cluster   // the launched cluster; nil with external endpoints
+	faults   *fault.Target       // what faults act on; nil with external endpoints
+	rate     float64             // the measured run's target rate (0: closed loop)
+	tracker  *check.Tracker      // lost-write tracking; nil when not asked
+	schedErr error               // the schedule's error, reported in the summary
+	prep     *Prepared           // the measured run's driver and workload
+	outcome  *Outcome            // the measured run's measurements
+}
+
+// newScenarioRun resolves the scenario against its target and validates
+// everything that can be checked before anything starts.
+func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
+	if s.RunsDir == "" {
+		s.RunsDir = "runs"
+	}
+	if s.StateDir == "" {
+		s.StateDir = launcher.DefaultStateDir()
+	}
+	if s.Out == nil {
+		s.Out = io.Discard
+	}
+	if s.Err == nil {
+		s.Err = io.Discard
+	}
+	if s.Targets == nil {
+		s.Targets = targets.Builtin()
+	}
+	s.Err = live.NewConsole(s.Err) // the progress bar shares it with the event lines
+	sc := s.Scenario
+	tgt, err := s.Targets.Get(sc.Target.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("%s: field target.kind: %w", s.File, err)
+	}
+	sc.Resolve(tgt.DefaultVictim)
+	if sc.Target.Nodes == 0 {
+		sc.Target.Nodes = tgt.Size.Nodes
+	}
+	if sc.Target.Replicas == nil {
+		r := tgt.Size.Replicas
+		sc.Target.Replicas = &r
+	}
+	if len(sc.Target.Endpoints) > 0 && len(sc.Schedule.Steps) > 0 {
+		return nil, fmt.Errorf("%s: faults need a cluster faultbench started; remove target.endpoints or the schedule", s.File)
+	}
+	r := &scenarioRun{s: s, sc: sc, tgt: tgt, freg: fault.NewRegistry()}
+	r.steps = make(fault.Schedule, len(sc.Schedule.Steps))
+	for i, st := range sc.Schedule.Steps {
+		r.steps[i] = fault.Step{At: st.At.D(), Action: fault.Action(st.Fault), Node: st.Node, As: st.As, Label: st.Label, Hold: st.Hold.D()}
+	}
+	if err := r.steps.ValidateFor(r.freg, nil); err != nil {
+		return nil, fmt.Errorf("%s: schedule: %w", s.File, err)
+	}
+	if r.base, err = s.baseProperties(tgt); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// open creates the run directory with the resolved scenario, env.json and
+// the events log, and starts the summary.
+func (r *scenarioRun) open() error {
+	sc := r.sc
+	resolved, err := sc.Marshal()
+	if err != nil {
+		return err
+	}
+	env := rundir.HostEnv(r.s.Version, r.s.Commit)
+	env.Target = r.tgt.Kind
+	if r.run, err = rundir.Open(r.s.RunsDir, sc.Name, time.Now(), env); err != nil {
+		return err
+	}
+	if err := rundir.WriteFile(r.run.Path("scenario.yaml"), resolved); err != nil {
+		return err
+	}
+	r.run.Events.OnEvent(func(e event.Event) {
+		switch e.Kind {
+		case event.FaultInject, event.FaultRestore, event.FaultRestored, event.FaultInjected, event.FaultError, event.LeaderChange, event.RoleChange,
+			fault.EventClientCrashed, fault.EventClientFailed, fault.EventClientRecovered:
+			fmt.Fprintf(r.s.Err, "%s  %-15s %s %s\n", e.Wall.Format("15:04:05.000"), e.Kind, e.Node, e.Detail)
+		}
+	})
+	r.sum = &rundir.Summary{Scenario: sc.Name, Target: r.tgt.Kind, Nodes: sc.Target.Nodes, Replicas: *sc.Target.Replicas,
+		RateSpec: sc.Load.Rate.String(), Threads: sc.Load.Threads, WindowMs: ms(sc.Load.Window.D()),
+		WarmupMs: ms(sc.Load.Warmup.D()), DurationMs: ms(sc.Load.Duration.D()), Checks: map[string]bool{}}
+	return nil
+}
+
+// up brings the cluster up, unless the scenario names endpoints, and
+// points the phases' properties at it.
+func (r *scenarioRun) up(ctx context.Context) error {
+	sc := r.sc
+	if len(sc.Target.Endpoints) > 0 {
+		r.base.Set(r.tgt.EndpointKey, strings.Join(sc.Target.Endpoints, ","))
+		return nil
+	}
+	lenv, err := launcher.NewEnv()
+	if err != nil {
+		return err
+	}
+	r.manager = clusterctl.New(r.s.StateDir, lenv)
+	r.manager.Targets = r.s.Targets
+	fmt.Fprintf(r.s.Err, "starting %s cluster: %d nodes, %d replicas ...\n", r.tgt.Kind, sc.Target.Nodes, *sc.Target.Replicas)
+	uctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	c, err := r.manager.Up(uctx, r.tgt.Kind, launcher.Spec{
+		Name: "run-" + filepath.Base(r.run.Dir), Nodes: sc.Target.Nodes, Replicas: *sc.Target.Replicas,
+		Dir: r.run.Path("cluster"), KeepData: sc.Target.KeepData, Options: sc.Target.Options,
+	})
+	if err != nil {
+		return err
+	}
+	r.cluster = c
+	r.tgt.ConnectTo(r.base, c)
+	if len(r.steps.ClientSteps(r.freg)) > 0 {
+		// the driver exists only once the cluster runs: check it now,
+		// before the load phase
+		if err := r.s.checkClientFaults(ctx, r.tgt, r.steps, r.freg, r.base.Clone()); err != nil {
+			return err
+		}
+	}
+	r.faults = &fault.Target{Launcher: r.tgt.Launcher, Env: lenv, Cluster: c, Events: r.run.Events, Save: r.manager.Save}
+	r.run.Events.Emit(event.ClusterHealthy, strings.Join(c.NodeNames(), ","), "cluster up")
+	return nil
+}
+
+// down stops the cluster up started, adding its error to *err.
+func (r *scenarioRun) down(ctx context.Context, err *error) {
+	if r.cluster == nil {
+		return
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if derr := r.manager.Down(dctx, r.cluster.Name); derr != nil {
+		*err = errors.Join(*err, derr)
+	}
+}
+
+// load runs the load phase (unless the scenario skips it) into load/.
+func (r *scenarioRun) load(ctx context.Context) error {
+	if r.sc.Load.SkipLoad {
+		return nil
+	}
+	p := r.base.Clone()
+	p.Set("threadcount", strconv.Itoa(r.sc.Load.LoadThreads))
+	fmt.Fprintf(r.s.Err, "loading records with %d threads ...\n", r.sc.Load.LoadThreads)
+	_, err := Phase(ctx, r.tgt, runner.Load, p, r.s.StateDir, r.run.Path("load"), Hooks{})
+	return err
+}
+
+// calibrate measures the capacity closed loop into calibration/ when the
+// rate is a percentage of it, and sets the measured run's rate.
+func (r *scenarioRun) calibrate(ctx context.Context) error {
+	ld := r.sc.Load
+	r.rate = ld.Rate.OpsPerSec
+	defer func() { r.sum.TargetOps = r.rate }()
+	if ld.Rate.Percent <= 0 {
+		return nil
+	}
+	p := r.base.Clone()
+	cd := ld.Calibration.D()
+	p.Set("maxexecutiontime", (cd * 4 / 5).String())
+	p.Set("warmup", (cd / 5).String())
+	fmt.Fprintf(r.s.Err, "calibrating capacity: closed loop, %d threads, %s ...\n", ld.Threads, cd)
+	co, err := Phase(ctx, r.tgt, runner.Run, p, r.s.StateDir, r.run.Path("calibration"), Hooks{})
+	if err != nil {
+		return err
+	}
+	capacity := rundir.TotalsOf(co.Totals).All.ThroughputOp
+	if capacity <= 0 {
+		return errors.New("the cluster completed no operation; nothing to take a percentage of")
+	}
+	r.rate = capacity * ld.Rate.Percent / 100
+	r.sum.CapacityOps = capacity
+	r.sum.Calibration = &rundir.CalibrationInfo{Dir: "calibration", DurationMs: ms(cd), Threads: ld.Threads, CapacityOps: capacity, Percent: ld.Rate.Percent}
+	fmt.Fprintf(r.s.Err, "capacity %.0f ops/s; running at %s = %.0f ops/s\n", capacity, ld.Rate, r.rate)
+	return nil
+}
+
+// measure runs the measured phase in the run directory itself, with the
+// watcher, the fault schedule and the caller's Beside as concurrent tasks.
+func (r *scenarioRun) measure(ctx context.Context) error {
+	sc := r.sc
+	p := r.base.Clone()
+	p.Set("maxexecutiontime", sc.Load.Duration.D().String())
+	p.Set("warmup", sc.Load.Warmup.D().String())
+	if r.rate > 0 {
+		p.Set("target", strconv.FormatFloat(r.rate, 'f', 1, 64))
+	}
+	if contains(sc.Checks, "lost-writes") {
+		r.tracker = check.NewTracker(sc.Load.Threads)
+	}
+	hooks := Hooks{Status: !r.s.Quiet, StatusLines: r.s.Status, StatusOut: r.s.Err, Events: r.run.Events, Metrics: r.metrics}
+	if r.tracker != nil {
+		hooks.Tracker = r.tracker
+	}
+	if r.s.Beside != nil {
+		beside := r.s.Beside
+		hooks.Tasks = append(hooks.Tasks, func(ctx context.Context, start time.Time) error {
+			beside(ctx, start, p.Clone())
+			return nil
+		})
+	}
+	if r.faults != nil {
+		hooks.Tasks = append(hooks.Tasks, r.watch, r.schedule)
+	}
+	fmt.Fprintf(r.s.Err, "running %s for %s (warm-up %s) at %s with %d threads; run directory %s\n",
+		sc.Name, sc.Load.Duration.D(), sc.Load.Warmup.D(), rateText(r.rate), sc.Load.Threads, r.run.Dir)
+	prep, err := Prepare(ctx, r.tgt, runner.Run, p, r.s.StateDir)
+	if err != nil {
+		return err
+	}
+	r.prep = prep
+	if err := rundir.WriteProperties(r.run.Path("run.properties"), p); err != nil {
+		prep.Close()
+		return err
+	}
+	if r.faults != nil {
+		r.faults.Load = faultClient(prep.Driver) // for client faults; set before the schedule runs
+	}
+	ro, err := Execute(ctx, prep, r.run.Dir, hooks)
+	if err != nil {
+		prep.Close()
+		return err
+	}
+	r.outcome = ro
+	r.sum.EndReason = ro.Result.Reason
+	r.sum.Totals = rundir.TotalsOf(ro.Totals)
+	if r.schedErr != nil {
+		r.sum.Errors = append(r.sum.Errors, "schedule: "+r.schedErr.Error())
+	}
+	return nil
+}
+
+// watch is the task that records what the cluster does (nodes down and up,
+// leader and role changes) while the run lasts.
+func (r *scenarioRun) watch(ctx context.Context, _ time.Time) error {
+	fault.Watch(ctx, r.faults, 200*time.Millisecond)
+	return nil
+}
+
+// schedule is the task that injects the faults at their times after the
+// warm-up; its error goes to the summary, not the phase.
+func (r *scenarioRun) schedule(ctx context.Context, start time.Time) error {
+	if len(r.steps) > 0 {
+		// roles resolve to the first match by name: repeatable runs
+		r.schedErr = fault.Run(ctx, start.Add(r.sc.Load.Warmup.D()), r.steps, r.faults, r.freg, fault.NewResolver(nil))
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// restoreAndCheck brings every node back and runs the checks; the driver
+// is released afterwards.
+func (r *scenarioRun) restoreAndCheck(ctx context.Context) error {
+	defer r.prep.Close()
+	if r.faults != nil && ctx.Err() == nil {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		if err := fault.RestoreAll(rctx, r.faults); err != nil {
+			r.sum.Errors = append(r.sum.Errors, "restore: "+err.Error())
+		}
+		cancel()
+	}
+	if r.tracker != nil && ctx.Err() == nil {
+		fmt.Fprintln(r.s.Err, "checking lost writes: reading every written key back ...")
+		evs := r.run.Events
+		evs.Emit(event.PhaseStart, "", "check")
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		res := r.tracker.Verify(cctx, r.prep.Driver, r.prep.Workload.Table(), 16)
+		cancel()
+		evs.Emit(event.PhaseEnd, "", "check: "+res.String())
+		r.sum.LostWrites = &res
+		r.sum.Checks["lost-writes"] = res.OK()
+	}
+	return nil
+}
+
+// analyzeAndWrite computes the availability metrics, writes summary.json,
+// prints the summary and writes the report.
+func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
+	a := r.sc.Analysis
+	params := analyze.DefaultParams()
+	params.DownFrac = a.DownFraction
+	params.RecoverTol = a.RecoverTol
+	params.Hold = a.Hold.D()
+	params.SteadyTol = a.SteadyTolerance
+	params.SteadySpan = a.SteadySpan.D()
+	rep, err := analyze.Analyze(r.outcome.Windows, r.run.Events.Events(), params)
+	if err != nil {
+		r.sum.Errors = append(r.sum.Errors, "analysis: "+err.Error())
+	}
+	r.sum.Analysis = rep
+	r.sum.PeakRSSBytes = PeakRSS()
+	if err := rundir.WriteJSON(r.run.Path("summary.json"), r.sum); err != nil {
+		return err
+	}
+	WriteScenarioSummary(r.s.Out, r.sum, r.outcome, r.prep.Settings.Basis)
+	fmt.Fprintf(r.s.Out, "run directory: %s\n", r.run.Dir)
+	report.Finish(context.WithoutCancel(ctx), r.run.Dir, r.s.Out, r.s.Err)
+	return nil
+}
+
+// faultClient is what client faults may act on of the load's driver: its
+// ClientCrasher ability adapted to the fault package's, else the driver
+// itself (whose lack of the ability the fault reports).
+func faultClient(d driver.Driver) any {
+	if cc, ok := d.(driver.ClientCrasher); ok {
+		return clientCrasher{cc}
+	}
+	return d
+}
+
+// clientCrasher adapts driver.ClientCrasher to fault.ClientCrasher.
+type clientCrasher struct{ d driver.ClientCrasher }
+
+func (c clientCrasher) CrashClient(ctx context.Context, hold time.Duration) (fault.CrashedClient, error) {
+	cc, err := c.d.CrashClient(ctx, driver.ClientCrash{Hold: hold})
+	return fault.CrashedClient(cc), err
+}
+
+func (c clientCrasher) WaitClientRecovered(ctx context.Context, cc fault.CrashedClient) (fault.ClientRecovery, error) {
+	rec, err := c.d.WaitClientRecovered(ctx, driver.CrashedClient(cc))
+	return fault.ClientRecovery(rec), err
+}

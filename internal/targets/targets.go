@@ -1,0 +1,366 @@
+// Package targets is the one registry of the database kinds faultbench can
+// drive. Each kind is one Target entry carrying everything the rest of
+// faultbench asks of a kind: its driver constructor, its launcher (if
+// faultbench can start it), how its clusters are sized and named, which node
+// a failure hits by default, how the Under Pressure Benchmark realises a
+// fault-tolerance index K on it, its property prefix, its launcher option
+// keys and its help text. Adding a target is a driver package, a launcher
+// package and one entry in Builtin; nothing else switches on a kind.
+package targets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/faultbench/faultbench/internal/driver"
+	etcddriver "github.com/faultbench/faultbench/internal/driver/etcd"
+	redisdriver "github.com/faultbench/faultbench/internal/driver/redis"
+	txkvdriver "github.com/faultbench/faultbench/internal/driver/txkv"
+	"github.com/faultbench/faultbench/internal/launcher"
+	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
+	redislauncher "github.com/faultbench/faultbench/internal/launcher/redis"
+	txkvlauncher "github.com/faultbench/faultbench/internal/launcher/txkv"
+	"github.com/faultbench/faultbench/internal/properties"
+)
+
+// Target is one database kind.
+type Target struct {
+	// Kind is the name on the command line and in scenarios, e.g. "etcd".
+	Kind string
+	// Help is one line for --help.
+	Help string
+	// Docs is the documentation page of the kind, e.g. "docs/targets-etcd.md".
+	Docs string
+	// NewDriver builds the client from the run's properties.
+	NewDriver driver.Factory
+	// Launcher starts local clusters; nil if faultbench cannot start this kind.
+	Launcher launcher.Launcher
+	// LauncherOptions are the launcher's option keys (`cluster up -o`,
+	// a scenario's target.options). They are not driver properties; a run
+	// that sets one as a property is warned that it has no effect.
+	LauncherOptions []string
+	// NodeCommands are the hidden `faultbench node NAME ...` commands that
+	// run this kind's node processes from the faultbench binary itself.
+	NodeCommands map[string]func(ctx context.Context, args []string) error
+	// EndpointKey is the property that names the database's address(es).
+	EndpointKey string
+	// PropertyPrefix starts every driver property (e.g. "etcd."); the driver
+	// validates the keys under it. Empty if the driver has its own keys
+	// (declared by the driver itself).
+	PropertyPrefix string
+	// Defaults are properties the kind sets before the user's (e.g. the
+	// redis driver's mode for redis-cluster).
+	Defaults map[string]string
+	// Connect sets the driver properties that point at a launched cluster,
+	// leaving properties the user set alone. Nil means ConnectList(EndpointKey).
+	Connect func(p *properties.Properties, c *launcher.Cluster)
+	// Size says how clusters of this kind are sized.
+	Size Sizing
+	// DefaultVictim is the node selector a failure hits when a scenario or
+	// the Under Pressure Benchmark names none (e.g. "leader").
+	DefaultVictim string
+}
+
+// Sizing is how a kind's clusters are sized, counted and described.
+type Sizing struct {
+	// Nodes and Replicas size a cluster when the user says nothing.
+	Nodes, Replicas int
+	// NodesAre says what --nodes counts, e.g. "members", "masters".
+	NodesAre string
+	// NodesAlias is a second name for --nodes that reads better for this
+	// kind (txkv: "servers", its region servers); "" for none.
+	NodesAlias string
+	// HasReplicas says whether --replicas means anything for this kind.
+	HasReplicas bool
+	// FaultTolerance returns the fault-tolerance index K of a cluster sized
+	// (nodes, replicas): how many nodes may fail while it serves.
+	FaultTolerance func(nodes, replicas int) int
+	// ForK returns the cluster that realises fault-tolerance index k for the
+	// Under Pressure Benchmark; nodes is what the scenario asked (0: the
+	// default). Nil when the benchmark cannot run on this kind. Its error
+	// says what to change.
+	ForK func(k, nodes int) (n, replicas int, err error)
+	// Describe says in words what a cluster sized (nodes, replicas) is, e.g.
+	// "3 masters with 1 replica each, 6 nodes". Nil: "N nodes".
+	Describe func(nodes, replicas int) string
+}
+
+// Registry holds the targets by kind.
+type Registry struct{ m map[string]*Target }
+
+// New returns a registry of ts; a kind given twice or an entry that fails
+// Validate is an error (a programming error, caught by the registry test).
+func New(ts ...*Target) (*Registry, error) {
+	r := &Registry{m: map[string]*Target{}}
+	var errs []error
+	for _, t := range ts {
+		if err := t.Validate(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if _, dup := r.m[t.Kind]; dup {
+			errs = append(errs, fmt.Errorf("target %s: registered twice", t.Kind))
+			continue
+		}
+		r.m[t.Kind] = t
+	}
+	return r, errors.Join(errs...)
+}
+
+// Builtin returns a registry of every target compiled into faultbench.
+func Builtin() *Registry {
+	r, err := New(Entries()...)
+	if err != nil {
+		panic("targets: " + err.Error()) // the registry test keeps this unreachable
+	}
+	return r
+}
+
+// Entries returns the built-in target entries, one per kind.
+func Entries() []*Target {
+	return []*Target{
+		{
+			Kind:            "etcd",
+			Help:            "etcd v3 (the embedded default: members run from the faultbench binary)",
+			Docs:            "docs/targets-etcd.md",
+			NewDriver:       etcddriver.New,
+			Launcher:        etcdlauncher.Launcher{},
+			LauncherOptions: etcdlauncher.OptionNames(),
+			NodeCommands:    map[string]func(context.Context, []string) error{"etcd": etcdlauncher.RunNode},
+			EndpointKey:     "etcd.endpoints",
+			PropertyPrefix:  "etcd.",
+			DefaultVictim:   "leader",
+			Size: Sizing{
+				Nodes: 3, NodesAre: "members",
+				FaultTolerance: func(n, _ int) int { return (n - 1) / 2 },
+				ForK: func(k, nodes int) (int, int, error) {
+					if nodes != 0 {
+						return 0, 0, errors.New("field target.nodes: the Under Pressure Benchmark runs 2K+1 etcd members for each K; remove it")
+					}
+					return 2*k + 1, 0, nil
+				},
+				Describe: func(n, _ int) string { return plural(n, "member") },
+			},
+		},
+		{
+			Kind:            "redis-cluster",
+			Help:            "Redis Cluster (redis-server from Debian's package): masters with replicas",
+			Docs:            "docs/targets-redis.md",
+			NewDriver:       redisdriver.New,
+			Launcher:        redislauncher.ClusterLauncher{},
+			LauncherOptions: redislauncher.OptionNames(),
+			EndpointKey:     "redis.addr",
+			PropertyPrefix:  "redis.",
+			Defaults:        map[string]string{"redis.mode": "cluster"},
+			DefaultVictim:   "primary",
+			Size: Sizing{
+				// one replica per master: a master kill has somewhere to fail over to
+				Nodes: 3, Replicas: 1, NodesAre: "masters", HasReplicas: true,
+				FaultTolerance: func(_, r int) int { return r },
+				ForK: func(k, masters int) (int, int, error) {
+					if masters == 0 {
+						masters = 3
+					}
+					return masters, k, nil
+				},
+				Describe: mastersWithReplicas,
+			},
+		},
+		{
+			Kind:            "redis",
+			Help:            "Redis standalone or any Redis Cluster (-p redis.mode=cluster -p redis.addr=...)",
+			Docs:            "docs/targets-redis.md",
+			NewDriver:       redisdriver.New,
+			Launcher:        redislauncher.StandaloneLauncher{},
+			LauncherOptions: redislauncher.OptionNames(),
+			EndpointKey:     "redis.addr",
+			PropertyPrefix:  "redis.",
+			DefaultVictim:   "primary",
+			Size: Sizing{
+				Nodes: 1, NodesAre: "servers", HasReplicas: true,
+				FaultTolerance: func(_, r int) int { return r },
+				Describe:       mastersWithReplicas,
+			},
+		},
+		{
+			Kind:            "txkv",
+			Help:            "txkv, the transactional key-value store with failure-recovery middleware (coordinator and region servers run from the faultbench binary)",
+			Docs:            "docs/targets-txkv.md",
+			NewDriver:       txkvdriver.New,
+			Launcher:        txkvlauncher.Launcher{},
+			LauncherOptions: txkvlauncher.OptionNames(),
+			NodeCommands: map[string]func(context.Context, []string) error{
+				"txkv-coordinator": txkvlauncher.RunCoordinator,
+				"txkv-server":      txkvlauncher.RunServer,
+			},
+			EndpointKey:   txkvdriver.PropCoordinator,
+			Connect:       txkvlauncher.Connect,
+			DefaultVictim: "random",
+			Size: Sizing{
+				Nodes: 2, NodesAre: "region servers", NodesAlias: "servers",
+				FaultTolerance: func(n, _ int) int { return n - 1 },
+				Describe:       func(n, _ int) string { return "a coordinator and " + plural(n, "region server") },
+			},
+		},
+	}
+}
+
+// Validate checks that an entry is complete: every field the rest of
+// faultbench relies on is set.
+func (t *Target) Validate() error {
+	var missing []string
+	need := func(ok bool, what string) {
+		if !ok {
+			missing = append(missing, what)
+		}
+	}
+	need(t.Kind != "" && !strings.ContainsAny(t.Kind, " /\t"), "Kind (one word)")
+	need(t.Help != "", "Help")
+	need(strings.HasPrefix(t.Docs, "docs/"), "Docs (a page under docs/)")
+	need(t.NewDriver != nil, "NewDriver")
+	need(t.EndpointKey != "", "EndpointKey")
+	need(t.DefaultVictim != "", "DefaultVictim")
+	need(t.Size.Nodes >= 1, "Size.Nodes (at least 1)")
+	need(t.Size.Replicas >= 0, "Size.Replicas (not negative)")
+	need(t.Size.NodesAre != "", "Size.NodesAre")
+	need(t.Size.FaultTolerance != nil, "Size.FaultTolerance")
+	if t.Size.Replicas > 0 {
+		need(t.Size.HasReplicas, "Size.HasReplicas (Size.Replicas is set)")
+	}
+	for _, k := range t.LauncherOptions {
+		if t.PropertyPrefix != "" && !strings.HasPrefix(k, t.PropertyPrefix) {
+			missing = append(missing, fmt.Sprintf("LauncherOptions: %s outside the prefix %s", k, t.PropertyPrefix))
+		}
+	}
+	if len(missing) > 0 {
+		name := t.Kind
+		if name == "" {
+			name = "(no kind)"
+		}
+		return fmt.Errorf("target %s: incomplete entry: %s", name, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Get returns the target of kind, or an error listing the known kinds.
+func (r *Registry) Get(kind string) (*Target, error) {
+	t, ok := r.m[kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown target %q (known: %s)", kind, strings.Join(r.Kinds(), ", "))
+	}
+	return t, nil
+}
+
+// Kinds lists the target kinds, sorted.
+func (r *Registry) Kinds() []string {
+	out := make([]string, 0, len(r.m))
+	for k := range r.m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Launchable lists the kinds faultbench can start, sorted.
+func (r *Registry) Launchable() []string {
+	var out []string
+	for _, k := range r.Kinds() {
+		if r.m[k].Launcher != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// NodeCommand returns the hidden node command name of any target, and the
+// sorted names of all of them.
+func (r *Registry) NodeCommand(name string) (func(context.Context, []string) error, []string) {
+	var names []string
+	var found func(context.Context, []string) error
+	for _, t := range r.m {
+		for n, f := range t.NodeCommands {
+			names = append(names, n)
+			if n == name {
+				found = f
+			}
+		}
+	}
+	sort.Strings(names)
+	return found, names
+}
+
+// ApplyDefaults sets the target's default properties where unset.
+func (t *Target) ApplyDefaults(p *properties.Properties) {
+	for k, v := range t.Defaults {
+		p.SetDefault(k, v)
+	}
+}
+
+// ConnectTo sets the properties that point the driver at cluster c (see
+// Target.Connect), leaving properties the user set alone.
+func (t *Target) ConnectTo(p *properties.Properties, c *launcher.Cluster) {
+	if t.Connect != nil {
+		t.Connect(p, c)
+		return
+	}
+	ConnectList(t.EndpointKey)(p, c)
+}
+
+// Describe says in words what a cluster of this kind sized (nodes,
+// replicas) is.
+func (t *Target) Describe(nodes, replicas int) string {
+	if t.Size.Describe != nil {
+		return t.Size.Describe(nodes, replicas)
+	}
+	return plural(nodes, "node")
+}
+
+// ForK returns the cluster that realises fault-tolerance index k for the
+// Under Pressure Benchmark, checked against FaultTolerance.
+func (t *Target) ForK(k, nodes int) (n, replicas int, err error) {
+	if k < 0 {
+		return 0, 0, fmt.Errorf("fault-tolerance index %d: must not be negative", k)
+	}
+	if t.Size.ForK == nil {
+		return 0, 0, fmt.Errorf("the Under Pressure Benchmark does not know how to realise a fault-tolerance index K on %s", t.Kind)
+	}
+	n, replicas, err = t.Size.ForK(k, nodes)
+	if err != nil {
+		return 0, 0, err
+	}
+	if got := t.Size.FaultTolerance(n, replicas); got != k {
+		return 0, 0, fmt.Errorf("%s tolerate %d failures, not K=%d", t.Describe(n, replicas), got, k)
+	}
+	return n, replicas, nil
+}
+
+// ConnectList returns a Connect that sets key to the cluster's endpoints
+// (comma-separated) and records the cluster's name.
+func ConnectList(key string) func(*properties.Properties, *launcher.Cluster) {
+	return func(p *properties.Properties, c *launcher.Cluster) {
+		if !p.Has(key) {
+			p.Set(key, strings.Join(c.Endpoints(), ","))
+		}
+		if !p.Has("faultbench.cluster") {
+			p.Set("faultbench.cluster", c.Name)
+		}
+		p.Declare("faultbench.cluster")
+	}
+}
+
+func mastersWithReplicas(nodes, replicas int) string {
+	if replicas > 0 {
+		return fmt.Sprintf("%s with %s each, %d nodes", plural(nodes, "master"), plural(replicas, "replica"), nodes*(1+replicas))
+	}
+	return plural(nodes, "node")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

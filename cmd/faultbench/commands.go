@@ -45,7 +45,7 @@ const phaseExamples = `  faultbench load etcd -P workloads/workloada -p recordco
 // phase implements `load` and `run`.
 func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) error {
 	name := string(phase)
-	fs := a.newFlags(name, name+" TARGET [-P file]... [-p key=value]... [flags]\n\nTargets: "+strings.Join(targets.Builtin().Kinds(), ", ")+
+	fs := a.newFlags(name, name+" TARGET [-P file]... [-p key=value]... [flags]\n\nTargets: "+strings.Join(a.targets.Kinds(), ", ")+
 		"\nProperties: YCSB's (docs/workloads.md) plus the driver's (docs/targets-*.md).", phaseExamples)
 	var files, overrides listFlag
 	fs.Var(&files, "P", "property `file` (Java properties; repeatable, later files win)")
@@ -63,7 +63,7 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("%s needs exactly one TARGET (one of %s), got %d arguments", name, strings.Join(targets.Builtin().Kinds(), ", "), len(pos))
+		return usagef("%s needs exactly one TARGET (one of %s), got %d arguments", name, strings.Join(a.targets.Kinds(), ", "), len(pos))
 	}
 	p := properties.New()
 	for _, f := range files {
@@ -86,7 +86,7 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 	_, err = experiment.Run(ctx, experiment.Spec{
 		Target: pos[0], Phase: phase, Props: p, RunsDir: *runs, Name: *runName,
 		Status: *status, Quiet: *quiet, Out: a.stdout, Err: a.stderr, StateDir: *stateDir,
-		Version: version, Commit: commit, MetricsAddr: *metricsAddr,
+		Version: version, Commit: commit, MetricsAddr: *metricsAddr, Targets: a.targets,
 	})
 	return err
 }
@@ -96,7 +96,7 @@ func (a *app) warnLeftovers(stateDir string) {
 	if err != nil {
 		return
 	}
-	for _, c := range clusterctl.New(stateDir, env).Leftovers() {
+	for _, c := range clusterctl.New(stateDir, env, a.targets).Leftovers() {
 		fmt.Fprintf(a.stderr, "warning: cluster %s was left by a faultbench that died (pid %d): %d processes still run, data in %s; `faultbench cleanup` removes it\n",
 			c.Name, c.OwnerPID, len(c.RunningNodes()), c.Dir)
 	}
@@ -110,8 +110,8 @@ const clusterExamples = `  faultbench cluster up etcd --nodes 3
 
 // cluster implements `cluster up|down|status`.
 func (a *app) cluster(ctx context.Context, args []string) error {
-	fs := a.newFlags("cluster", "cluster up|down|status TARGET [flags]\n\nup starts a local cluster that keeps running after this command (nodes are\nrecorded in a state file); down stops it and removes its data; status shows\nits nodes, roles, pids and addresses.\nTargets that faultbench can start: "+strings.Join(targets.Builtin().Launchable(), ", "), clusterExamples)
-	reg := targets.Builtin()
+	fs := a.newFlags("cluster", "cluster up|down|status TARGET [flags]\n\nup starts a local cluster that keeps running after this command (nodes are\nrecorded in a state file); down stops it and removes its data; status shows\nits nodes, roles, pids and addresses.\nTargets that faultbench can start: "+strings.Join(a.targets.Launchable(), ", "), clusterExamples)
+	reg := a.targets
 	nodes := fs.Int("nodes", 0, "nodes ("+nodesHelp(reg)+"); default per target")
 	aliases := map[string]nodesAlias{}
 	for _, k := range reg.Kinds() {
@@ -139,7 +139,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := clusterctl.New(*stateDir, env)
+	m := clusterctl.New(*stateDir, env, a.targets)
 	action, kind := pos[0], pos[1]
 	cname := *name
 	if cname == "" {
@@ -266,13 +266,13 @@ func (a *app) cleanup(ctx context.Context, args []string) error {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	return clusterctl.New(*stateDir, env).Cleanup(cctx, *all, a.stdout)
+	return clusterctl.New(*stateDir, env, a.targets).Cleanup(cctx, *all, a.stdout)
 }
 
 // node implements the hidden `node NAME ...` that launchers spawn; each
 // target registers the node commands it runs from the binary.
 func (a *app) node(ctx context.Context, args []string) error {
-	_, names := targets.Builtin().NodeCommand("")
+	_, names := a.targets.NodeCommand("")
 	if len(args) == 0 {
 		return usagef("node needs a kind (%s)", strings.Join(names, ", "))
 	}
@@ -281,7 +281,7 @@ func (a *app) node(ctx context.Context, args []string) error {
 		fmt.Fprintf(a.stdout, "Usage: faultbench node %s FLAGS (internal: launchers run database nodes with it)\n", strings.Join(names, "|"))
 		return flag.ErrHelp
 	}
-	run, _ := targets.Builtin().NodeCommand(args[0])
+	run, _ := a.targets.NodeCommand(args[0])
 	if run == nil {
 		return usagef("unknown node kind %q", args[0])
 	}

@@ -23,6 +23,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	redisdriver "github.com/faultbench/faultbench/internal/driver/redis"
+	"github.com/faultbench/faultbench/internal/targets"
 )
 
 // Set by the Makefile with -ldflags "-X main.version=... -X main.commit=...".
@@ -43,6 +44,7 @@ type command struct {
 type app struct {
 	stdout, stderr io.Writer
 	commands       []command
+	targets        *targets.Registry // the database kinds; targets.Builtin() in main
 }
 
 // usageError is a command-line mistake: printed with a hint, exit code 2.
@@ -60,7 +62,7 @@ func main() {
 		redisLog = os.Stderr
 	}
 	goredis.SetLogger(redisdriver.LogWriter{W: redisLog})
-	a := &app{stdout: os.Stdout, stderr: os.Stderr}
+	a := &app{stdout: os.Stdout, stderr: os.Stderr, targets: targets.Builtin()}
 	a.commands = commands()
 	os.Exit(a.profiled(os.Args[1:]))
 }

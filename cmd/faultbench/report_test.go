@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/faultbench/faultbench/internal/targets"
 )
 
 // testRuns are real run directories committed with the report package.
@@ -17,7 +19,7 @@ var testRuns = []string{
 // runApp runs the CLI in-process and returns stdout, stderr and the exit code.
 func runApp(args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
-	a := &app{stdout: &out, stderr: &errb}
+	a := &app{stdout: &out, stderr: &errb, targets: targets.Builtin()}
 	a.commands = commands()
 	code := a.main(args)
 	return out.String(), errb.String(), code

@@ -83,6 +83,7 @@ func (a *app) runScenario(ctx context.Context, sc *scenario.Scenario, file, runs
 	out, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
 		Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: runs, StateDir: stateDir,
 		Out: a.stdout, Err: a.stderr, Status: status, Quiet: quiet, MetricsAddr: metricsAddr, Version: version, Commit: commit,
+		Targets: a.targets,
 	})
 	if out != nil && out.Dir != "" && err != nil {
 		fmt.Fprintf(a.stderr, "partial results are in %s\n", out.Dir)
@@ -150,7 +151,7 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := clusterctl.New(*stateDir, env)
+	m := clusterctl.New(*stateDir, env, a.targets)
 	name := *cname
 	if name == "" {
 		cs, _ := m.Store.List()

@@ -53,7 +53,7 @@ func (a *app) upbCmd(ctx context.Context, args []string) error {
 	a.warnLeftovers(*stateDir)
 	out, err := upb.Run(ctx, upb.Spec{
 		Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: *runs, StateDir: *stateDir,
-		Out: a.stdout, Err: a.stderr, Version: version, Commit: commit,
+		Out: a.stdout, Err: a.stderr, Version: version, Commit: commit, Targets: a.targets,
 	})
 	if out != nil && out.Dir != "" && err != nil {
 		fmt.Fprintf(a.stderr, "partial results are in %s\n", out.Dir)

@@ -24,7 +24,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/workload"
 )
@@ -38,6 +37,13 @@ const (
 	unknown  = math.MaxInt64
 	shards   = 64
 )
+
+// Reader reads a record back, as a driver's Read does (a missing key is an
+// error wrapping outcome.ErrNotFound). Any driver.Driver is one; the check
+// needs nothing else of it.
+type Reader interface {
+	Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error)
+}
 
 // Tracker implements runner.Tracker. It is safe for concurrent use by
 // workers with distinct ids.
@@ -197,7 +203,7 @@ func (r Result) String() string {
 // Verify reads every written key back through d and compares. Reads that
 // fail are retried until ctx ends; keys still unreadable then are counted
 // as such. It uses up to parallel concurrent readers.
-func (t *Tracker) Verify(ctx context.Context, d driver.Driver, table string, parallel int) Result {
+func (t *Tracker) Verify(ctx context.Context, d Reader, table string, parallel int) Result {
 	began := time.Now()
 	if parallel < 1 {
 		parallel = 8
@@ -264,7 +270,7 @@ func (t *Tracker) Verify(ctx context.Context, d driver.Driver, table string, par
 	return res
 }
 
-func (t *Tracker) verifyKey(ctx context.Context, d driver.Driver, table, key string, ks keyState) (Example, bool) {
+func (t *Tracker) verifyKey(ctx context.Context, d Reader, table, key string, ks keyState) (Example, bool) {
 	var rec map[string][]byte
 	var err error
 	for attempt := 0; ; attempt++ {

@@ -27,9 +27,13 @@ type Manager struct {
 	Grace time.Duration
 }
 
-// New returns a Manager for the state directory dir.
-func New(dir string, env *launcher.Env) *Manager {
-	return &Manager{Store: launcher.StateStore{Dir: dir}, Targets: targets.Builtin(), Env: env, Grace: 10 * time.Second}
+// New returns a Manager for the state directory dir that looks kinds up
+// in reg (nil: targets.Builtin()).
+func New(dir string, env *launcher.Env, reg *targets.Registry) *Manager {
+	if reg == nil {
+		reg = targets.Builtin()
+	}
+	return &Manager{Store: launcher.StateStore{Dir: dir}, Targets: reg, Env: env, Grace: 10 * time.Second}
 }
 
 // Up starts a cluster of kind and records it. A detached cluster outlives

@@ -138,8 +138,7 @@ func (r *scenarioRun) up(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.manager = clusterctl.New(r.s.StateDir, lenv)
-	r.manager.Targets = r.s.Targets
+	r.manager = clusterctl.New(r.s.StateDir, lenv, r.s.Targets)
 	fmt.Fprintf(r.s.Err, "starting %s cluster: %d nodes, %d replicas ...\n", r.tgt.Kind, sc.Target.Nodes, *sc.Target.Replicas)
 	uctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()

@@ -48,6 +48,9 @@ type Spec struct {
 	Out, Err     io.Writer
 	Version      string
 	Commit       string
+	// Targets is the registry the scenario's kind is looked up in; nil
+	// means targets.Builtin().
+	Targets *targets.Registry
 }
 
 // SearchRecord is one T(K,F) search in summary.json.
@@ -117,7 +120,10 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if s.Err == nil {
 		s.Err = io.Discard
 	}
-	tgt, err := targets.Builtin().Get(sc.Target.Kind)
+	if s.Targets == nil {
+		s.Targets = targets.Builtin()
+	}
+	tgt, err := s.Targets.Get(sc.Target.Kind)
 	if err != nil {
 		return nil, fmt.Errorf("%s: field target.kind: %w", s.File, err)
 	}
@@ -175,7 +181,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	out.Summary = sum
 	r := &run{s: s, cfg: cfg, tgt: tgt, base: base, dir: dir, evs: evs, sum: sum,
-		m: clusterctl.New(s.StateDir, lenv), env: lenv, masters: sc.Target.Nodes}
+		m: clusterctl.New(s.StateDir, lenv, s.Targets), env: lenv, masters: sc.Target.Nodes}
 	fmt.Fprintf(s.Err, "UPB on %s: K = 0..%d, workload %s, clients of %d threads, probes of %v warm-up + %v steady window (%s search); run directory %s\n",
 		tgt.Kind, cfg.KMax, sc.Workload.YCSB, cfg.ClientThreads, cfg.Warmup, cfg.Measure, cfg.Search, dir)
 

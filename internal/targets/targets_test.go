@@ -1,0 +1,120 @@
+package targets
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/faultbench/faultbench/internal/fault"
+)
+
+// TestBuiltinComplete walks the registry: every entry is complete, its docs
+// page exists, its launcher is of its kind, its default victim is a valid
+// selector, its node commands are unique, and its UPB sizing agrees with
+// its fault tolerance.
+func TestBuiltinComplete(t *testing.T) {
+	reg := Builtin()
+	seen := map[string]string{}
+	for _, kind := range reg.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			tg, err := reg.Get(kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tg.Validate(); err != nil {
+				t.Error(err)
+			}
+			if _, err := os.Stat(filepath.Join("..", "..", tg.Docs)); err != nil {
+				t.Errorf("docs page: %v", err)
+			}
+			if tg.Launcher != nil && tg.Launcher.Kind() != kind {
+				t.Errorf("launcher kind %q", tg.Launcher.Kind())
+			}
+			if err := (fault.Schedule{{Action: fault.ActionKill, Node: tg.DefaultVictim}}).ValidateFor(fault.NewRegistry(), nil); err != nil {
+				t.Errorf("default victim: %v", err)
+			}
+			for name := range tg.NodeCommands {
+				if other, dup := seen[name]; dup {
+					t.Errorf("node command %q also registered by %s", name, other)
+				}
+				seen[name] = kind
+				if f, _ := reg.NodeCommand(name); f == nil {
+					t.Errorf("node command %q not found", name)
+				}
+			}
+			if tg.Size.ForK != nil {
+				for k := 0; k <= 2; k++ {
+					if _, _, err := tg.ForK(k, 0); err != nil {
+						t.Errorf("ForK(%d): %v", k, err)
+					}
+				}
+			}
+			if tg.Describe(tg.Size.Nodes, tg.Size.Replicas) == "" {
+				t.Error("empty description")
+			}
+		})
+	}
+	if got := strings.Join(reg.Launchable(), ","); got != "etcd,redis,redis-cluster,txkv" {
+		t.Errorf("Launchable = %s", got)
+	}
+}
+
+func TestForK(t *testing.T) {
+	for _, tc := range []struct {
+		kind            string
+		k, masters      int
+		nodes, replicas int
+		err             string
+	}{
+		{kind: "etcd", k: 0, nodes: 1},
+		{kind: "etcd", k: 1, nodes: 3},
+		{kind: "etcd", k: 2, nodes: 5},
+		{kind: "etcd", k: 1, masters: 5, err: "runs 2K+1 etcd members"},
+		{kind: "redis-cluster", k: 0, nodes: 3, replicas: 0},
+		{kind: "redis-cluster", k: 2, masters: 4, nodes: 4, replicas: 2},
+		{kind: "redis", k: 1, err: "does not know how to realise"},
+		{kind: "etcd", k: -1, err: "negative"},
+	} {
+		t.Run(tc.kind+"/"+strings.Repeat("K", tc.k+1), func(t *testing.T) {
+			tg, err := Builtin().Get(tc.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, r, err := tg.ForK(tc.k, tc.masters)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || n != tc.nodes || r != tc.replicas {
+				t.Errorf("ForK = %d nodes, %d replicas, %v; want %d, %d", n, r, err, tc.nodes, tc.replicas)
+			}
+		})
+	}
+}
+
+func TestIncompleteEntry(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		t    *Target
+		want string
+	}{
+		{"empty", &Target{}, "target (no kind): incomplete entry: Kind (one word), Help"},
+		{"no driver", &Target{Kind: "x", Help: "h", Docs: "docs/x.md", EndpointKey: "x.addr", DefaultVictim: "random",
+			Size: Sizing{Nodes: 1, NodesAre: "nodes", FaultTolerance: func(int, int) int { return 0 }}}, "NewDriver"},
+		{"replicas without HasReplicas", &Target{Kind: "x", Help: "h", Docs: "docs/x.md", EndpointKey: "x.addr", DefaultVictim: "random",
+			NewDriver: Builtin().m["etcd"].NewDriver,
+			Size:      Sizing{Nodes: 1, Replicas: 1, NodesAre: "nodes", FaultTolerance: func(int, int) int { return 0 }}}, "Size.HasReplicas"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := New(tc.t); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := New(Entries()[0], Entries()[0]); err == nil || !strings.Contains(err.Error(), "registered twice") {
+		t.Errorf("duplicate kind: %v", err)
+	}
+}

@@ -313,3 +313,48 @@ func (g *Global) TStarP() (uint64, bool) {
 	}
 	return m, true
 }
+
+// Visibility is the coordinator's snapshot visibility: with deferred
+// updates a committed write-set reaches the servers only when its client
+// flushes it, so a new transaction may read at a timestamp only if every
+// write-set committed at or below it has been reported flushed. Visibility
+// holds the committed write-sets not yet reported flushed. Not safe for
+// concurrent use (the coordinator holds its lock).
+type Visibility struct {
+	pending map[uint64]uint64 // ts -> client
+	h       tsHeap
+}
+
+// Add records a committed write-set of client at ts.
+func (v *Visibility) Add(ts, client uint64) {
+	if v.pending == nil {
+		v.pending = map[uint64]uint64{}
+	}
+	v.pending[ts] = client
+	heap.Push(&v.h, ts)
+}
+
+// Flushed records that the write-set committed at ts is flushed.
+func (v *Visibility) Flushed(ts uint64) { delete(v.pending, ts) }
+
+// FlushedClient drops every pending write-set of client (it unregistered,
+// or its recovery replayed them).
+func (v *Visibility) FlushedClient(client uint64) {
+	for ts, c := range v.pending {
+		if c == client {
+			delete(v.pending, ts)
+		}
+	}
+}
+
+// Visible returns the largest timestamp at or below now such that every
+// committed write-set up to it has been flushed.
+func (v *Visibility) Visible(now uint64) uint64 {
+	for len(v.h) > 0 {
+		if _, ok := v.pending[v.h[0]]; ok {
+			return v.h[0] - 1
+		}
+		heap.Pop(&v.h)
+	}
+	return now
+}

@@ -91,7 +91,7 @@ func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 	var up []*launcher.Node
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if !running(n) {
+		if !launcher.RunsNode(n) {
 			n.PID, n.Down, n.Role = 0, true, launcher.RoleUnknown
 			continue
 		}
@@ -179,7 +179,7 @@ func checkHealthy(ctx context.Context, cli *clientv3.Client, c *launcher.Cluster
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		switch {
-		case running(n):
+		case launcher.RunsNode(n):
 			up = append(up, n)
 		case requireAll:
 			return &memberError{member: n.Name, exited: true, err: fmt.Errorf("process (pid %d) exited", n.PID)}

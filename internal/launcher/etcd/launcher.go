@@ -233,7 +233,7 @@ func (l Launcher) upOnce(ctx context.Context, env *launcher.Env, spec launcher.S
 				culprit = n
 			}
 		}
-		tail := logTail(culprit.LogFile)
+		tail := launcher.LogTail(culprit.LogFile, 15)
 		if me != nil && me.exited && strings.Contains(tail, "address already in use") {
 			err = fmt.Errorf("%w: %w", errPortTaken, err)
 		}
@@ -263,77 +263,23 @@ func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cl
 	if err != nil {
 		return err
 	}
-	if running(n) {
-		return fmt.Errorf("etcd member %s is already running (pid %d)", name, n.PID)
-	}
-	if len(n.Argv) == 0 {
-		return fmt.Errorf("etcd member %s has no recorded command line", name)
-	}
 	o, err := parseOptions(c.Options)
 	if err != nil {
 		o = defaultOptions()
 	}
 	others := 0
 	for i := range c.Nodes {
-		if c.Nodes[i].Name != name && running(&c.Nodes[i]) {
+		if c.Nodes[i].Name != name && launcher.RunsNode(&c.Nodes[i]) {
 			others++
 		}
 	}
 	quorum := others+1 >= len(c.Nodes)/2+1
-
-	pid, err := env.Spawn(n.Argv, n.LogFile, c.Detached)
-	if err != nil {
-		return fmt.Errorf("starting etcd member %s: %w", name, err)
-	}
-	n.PID, n.Down, n.Role = pid, false, launcher.RoleUnknown
-
-	wctx, cancel := context.WithTimeout(ctx, o.startTimeout)
-	defer cancel()
-	err = waitMember(wctx, n, quorum)
-	if err == nil {
-		return nil
-	}
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace+5*time.Second)
-	defer scancel()
-	_ = launcher.Terminate(sctx, pid, stopGrace)
-	n.PID, n.Down = 0, true
-	what := "listen for clients"
+	serves := "listen for clients"
 	if quorum {
-		what = "rejoin the cluster and serve clients"
+		serves = "rejoin the cluster and serve clients"
 	}
-	return fmt.Errorf("etcd member %s (pid %d) did not %s within %v: %w\n%s", name, pid, what, o.startTimeout, err, logTail(n.LogFile))
-}
-
-// running reports whether n's recorded process runs and is a member process
-// (guarding against a reused pid).
-func running(n *launcher.Node) bool { return launcher.RunsNode(n) }
-
-// logTail returns the last lines of a log file, indented, for error messages.
-func logTail(path string) string {
-	const maxBytes, maxLines = 4096, 15
-	f, err := os.Open(path)
-	if err != nil {
-		return "  (no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "  (no log: " + err.Error() + ")"
-	}
-	off := max(st.Size()-maxBytes, 0)
-	buf := make([]byte, st.Size()-off)
-	if _, err := f.ReadAt(buf, off); err != nil {
-		return "  (log unreadable: " + err.Error() + ")"
-	}
-	lines := strings.Split(strings.TrimRight(string(buf), "\n"), "\n")
-	if off > 0 && len(lines) > 1 {
-		lines = lines[1:] // first line is probably cut
-	}
-	if len(lines) > maxLines {
-		lines = lines[len(lines)-maxLines:]
-	}
-	if len(lines) == 1 && lines[0] == "" {
-		return "  (log " + path + " is empty)"
-	}
-	return "  last lines of " + path + ":\n    " + strings.Join(lines, "\n    ")
+	return env.StartRecorded(ctx, c, n, launcher.Restart{
+		What: "etcd member " + name, Timeout: o.startTimeout, Grace: stopGrace, Serves: serves,
+		Ready: func(ctx context.Context, n *launcher.Node) error { return waitMember(ctx, n, quorum) },
+	})
 }

@@ -2,8 +2,6 @@ package etcd
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -96,25 +94,5 @@ func TestNodeFlags(t *testing.T) {
 		if _, err := parseNodeFlags(tc.args, io.Discard); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseNodeFlags(%v) = %v, want error containing %q", tc.args, err, tc.want)
 		}
-	}
-}
-
-func TestLogTail(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "node.log")
-	if got := logTail(p); !strings.Contains(got, "no log") {
-		t.Errorf("missing log: %q", got)
-	}
-	var b strings.Builder
-	for i := range 1000 {
-		b.WriteString(strings.Repeat("x", 40) + " line " + string(rune('a'+i%26)) + "\n")
-	}
-	b.WriteString("the last line\n")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got := logTail(p)
-	if !strings.HasSuffix(got, "the last line") || strings.Count(got, "\n") != 15 {
-		t.Errorf("tail: %q", got)
 	}
 }

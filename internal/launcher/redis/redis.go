@@ -16,7 +16,6 @@
 package redis
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -419,11 +418,11 @@ func waitProcess(ctx context.Context, n *launcher.Node) error {
 	ctx, cancel := withDefaultTimeout(ctx, nodeStartTimeout)
 	defer cancel()
 	exited := func() error {
-		tail := logTail(n.LogFile, 8)
+		tail := launcher.LogTail(n.LogFile, 8)
 		if strings.Contains(tail, "Address already in use") {
 			return fmt.Errorf("%s exited: %s is taken: %w", n.Name, n.Addr, errAddrInUse)
 		}
-		return fmt.Errorf("%s (pid %d) exited during start-up; last lines of %s:\n%s", n.Name, n.PID, n.LogFile, tail)
+		return fmt.Errorf("%s (pid %d) exited during start-up:\n%s", n.Name, n.PID, tail)
 	}
 	var d net.Dialer
 	for {
@@ -531,28 +530,6 @@ func infoField(info, field string) string {
 		}
 	}
 	return ""
-}
-
-// logTail returns the last n lines of file, for error messages.
-func logTail(file string, n int) string {
-	f, err := os.Open(file)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	const max = 8 << 10
-	if st, err := f.Stat(); err == nil && st.Size() > max {
-		_, _ = f.Seek(st.Size()-max, 0)
-	}
-	var lines []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "  " + strings.Join(lines, "\n  ")
 }
 
 // alive reports whether n's process runs (paused processes count as running).

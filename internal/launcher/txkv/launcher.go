@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
@@ -153,7 +152,7 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 			err := launcher.WaitTCP(wctx, n.Addr)
 			cancel()
 			if err != nil {
-				return c, fmt.Errorf("txkv cluster: coordinator did not listen: %w\n%s", err, logTail(n.LogFile))
+				return c, fmt.Errorf("txkv cluster: coordinator did not listen: %w\n%s", err, launcher.LogTail(n.LogFile, 15))
 			}
 		}
 	}
@@ -179,36 +178,22 @@ func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cl
 	if err != nil {
 		return err
 	}
-	if running(n) {
-		return fmt.Errorf("txkv node %s is already running (pid %d)", name, n.PID)
-	}
 	o, err := parseOptions(c.Options)
 	if err != nil {
 		o = defaultOptions()
 	}
-	pid, err := env.Spawn(n.Argv, n.LogFile, c.Detached)
-	if err != nil {
-		return fmt.Errorf("starting txkv node %s: %w", name, err)
-	}
-	n.PID, n.Down = pid, false
-	wctx, cancel := context.WithTimeout(ctx, o.startTimeout)
-	defer cancel()
-	if name == CoordinatorNode {
-		err = launcher.WaitTCP(wctx, n.Addr)
-		if err == nil {
-			err = waitAnswers(wctx, c)
-		}
-	} else {
-		err = waitRegistered(wctx, c, n)
-	}
-	if err == nil {
-		return nil
-	}
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace+5*time.Second)
-	defer scancel()
-	_ = launcher.Terminate(sctx, pid, stopGrace)
-	n.PID, n.Down = 0, true
-	return fmt.Errorf("txkv node %s (pid %d) did not serve within %v: %w\n%s", name, pid, o.startTimeout, err, logTail(n.LogFile))
+	return env.StartRecorded(ctx, c, n, launcher.Restart{
+		What: "txkv node " + name, Timeout: o.startTimeout, Grace: stopGrace, Serves: "serve",
+		Ready: func(ctx context.Context, n *launcher.Node) error {
+			if name != CoordinatorNode {
+				return waitRegistered(ctx, c, n)
+			}
+			if err := launcher.WaitTCP(ctx, n.Addr); err != nil {
+				return err
+			}
+			return waitAnswers(ctx, c)
+		},
+	})
 }
 
 // coordinatorOf returns the coordinator node.
@@ -236,7 +221,7 @@ func Status(ctx context.Context, c *launcher.Cluster) (wire.ClusterStatus, error
 func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if !running(n) {
+		if !launcher.RunsNode(n) {
 			n.PID, n.Down = 0, true
 		}
 	}
@@ -258,13 +243,13 @@ func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if n.Name == CoordinatorNode {
-			n.Down = !running(n)
+			n.Down = !launcher.RunsNode(n)
 			n.Role = RoleCoordinator
 			continue
 		}
 		n.Role = RoleRegionServer
 		s, ok := live[n.Name]
-		n.Down = !running(n) || !ok || s.Addr != n.Addr
+		n.Down = !launcher.RunsNode(n) || !ok || s.Addr != n.Addr
 		if ok {
 			n.ID = strconv.FormatUint(s.ID, 10)
 		}
@@ -298,7 +283,7 @@ func waitHealthy(ctx context.Context, c *launcher.Cluster, requireAll bool) erro
 		var ne *nodeExited
 		if requireAll && errors.As(last, &ne) {
 			n, _ := c.Node(ne.name)
-			return fmt.Errorf("%w\n%s", last, logTail(n.LogFile))
+			return fmt.Errorf("%w\n%s", last, launcher.LogTail(n.LogFile, 15))
 		}
 		t := time.NewTimer(50 * time.Millisecond)
 		select {
@@ -318,10 +303,10 @@ func (e *nodeExited) Error() string { return "node " + e.name + " exited" }
 func checkHealthy(ctx context.Context, c *launcher.Cluster, requireAll bool) error {
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if requireAll && !running(n) {
+		if requireAll && !launcher.RunsNode(n) {
 			return &nodeExited{n.Name}
 		}
-		if running(n) && launcher.Stopped(n.PID) {
+		if launcher.RunsNode(n) && launcher.Stopped(n.PID) {
 			return fmt.Errorf("node %s (pid %d) is paused (SIGSTOP)", n.Name, n.PID)
 		}
 	}
@@ -329,7 +314,7 @@ func checkHealthy(ctx context.Context, c *launcher.Cluster, requireAll bool) err
 	if err != nil {
 		return err
 	}
-	if !running(cn) {
+	if !launcher.RunsNode(cn) {
 		return errors.New("the coordinator is not running")
 	}
 	sctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -351,9 +336,9 @@ func checkHealthy(ctx context.Context, c *launcher.Cluster, requireAll bool) err
 		}
 		s, ok := live[n.Name]
 		switch {
-		case running(n) && !ok:
+		case launcher.RunsNode(n) && !ok:
 			return fmt.Errorf("server %s is running but not registered", n.Name)
-		case !running(n) && ok:
+		case !launcher.RunsNode(n) && ok:
 			return fmt.Errorf("server %s is gone but still counted as live (failure not detected yet)", n.Name)
 		case ok && s.Addr != n.Addr:
 			return fmt.Errorf("server %s registered with %s, expected %s", n.Name, s.Addr, n.Addr)
@@ -423,24 +408,6 @@ func waitRegistered(ctx context.Context, c *launcher.Cluster, n *launcher.Node) 
 		case <-t.C:
 		}
 	}
-}
-
-// running reports whether n's recorded process runs and is a node process
-// (guarding against a reused pid). A process whose command line reads
-// empty is in the middle of exec (just spawned) and counts as running.
-func running(n *launcher.Node) bool { return launcher.RunsNode(n) }
-
-// logTail returns the last lines of a log file, indented, for error messages.
-func logTail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "  (no log: " + err.Error() + ")"
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > 15 {
-		lines = lines[len(lines)-15:]
-	}
-	return "  last lines of " + path + ":\n    " + strings.Join(lines, "\n    ")
 }
 
 // Connect points the txkv driver at a launched cluster's coordinator

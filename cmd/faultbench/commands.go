@@ -4,7 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -195,7 +196,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 // --servers, its region servers): an alias of another target is refused,
 // and both given must agree.
 func clusterNodes(t *targets.Target, nodes int, aliases map[string]nodesAlias) (int, error) {
-	for _, a := range sortedKeys(aliases) {
+	for _, a := range slices.Sorted(maps.Keys(aliases)) {
 		v, owner := *aliases[a].n, aliases[a].owner
 		switch {
 		case v == 0:
@@ -236,15 +237,6 @@ func withReplicas(reg *targets.Registry) []string {
 			out = append(out, k)
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

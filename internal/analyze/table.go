@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/faultbench/faultbench/internal/texttable"
 )
 
 // ResultsTable lays reports out like seed 004's results table: one row per
@@ -119,7 +120,7 @@ func ResultsTable(names []string, reports []*Report) string {
 		}
 		return signed((r.FinalOps/r.BaselineOps - 1) * 100)
 	})
-	return align(rows)
+	return texttable.Format(rows, texttable.Options{})
 }
 
 // TimeCell formats a "time until" metric in ms; negative (-1) is "never".
@@ -164,31 +165,3 @@ func signed(v float64) string { return fmt.Sprintf("%+.1f", v) }
 
 // num formats v with the given decimals.
 func num(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
-
-// align pads the cells: the first column left-aligned, the others
-// right-aligned, two spaces apart.
-func align(rows [][]string) string {
-	var width []int
-	for _, row := range rows {
-		for i, c := range row {
-			if i >= len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	var b strings.Builder
-	for _, row := range rows {
-		var line strings.Builder
-		for i, c := range row {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if i == 0 {
-				line.WriteString(c + pad)
-			} else {
-				line.WriteString("  " + pad + c)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-	}
-	return b.String()
-}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -199,7 +201,7 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, e := range evs {
 		byKind[e.Kind]++
 	}
-	for _, k := range sortedKeys(byKind) {
+	for _, k := range slices.Sorted(maps.Keys(byKind)) {
 		ch <- prometheus.MustNewConstMetric(m.eventsDesc, prometheus.CounterValue, float64(byKind[k]), k)
 	}
 	// every fault's latest state, in order of first injection
@@ -290,15 +292,6 @@ func (h *histTail) tail() {
 			h.sum += float64(b.Count) * float64(b.From+b.To) / 2 / 1e6
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Server is a running metrics endpoint.

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/texttable"
 )
 
 // Format is an output format of compare.
@@ -112,35 +112,7 @@ func compareText(names []string, rows []metricRow) string {
 		}
 		grid = append(grid, append([]string{rowLabel(r)}, r.Cells...))
 	}
-	return align(grid)
-}
-
-// align pads the cells: the first column left-aligned, the others
-// right-aligned, two spaces apart.
-func align(rows [][]string) string {
-	var width []int
-	for _, row := range rows {
-		for i, c := range row {
-			if i >= len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	var b strings.Builder
-	for _, row := range rows {
-		var line strings.Builder
-		for i, c := range row {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if i == 0 {
-				line.WriteString(c + pad)
-			} else {
-				line.WriteString("  " + pad + c)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-	}
-	return b.String()
+	return texttable.Format(grid, texttable.Options{})
 }
 
 func compareMarkdown(names []string, rows []metricRow) string {

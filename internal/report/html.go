@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -402,7 +404,7 @@ func faultViews(r *Run, views map[string]figView) []faultView {
 			}
 		}
 		addStats("ALL", analyze.OpLatency{Before: m.Before, During: m.During, After: m.After})
-		for _, op := range sortedKeys(m.PerOp) {
+		for _, op := range slices.Sorted(maps.Keys(m.PerOp)) {
 			addStats(op, m.PerOp[op])
 		}
 		out = append(out, fv)
@@ -419,7 +421,7 @@ func phasesTable(r *Run) table {
 	t.Head = []string{"phase", "kind", "from (s)", "to (s)", "throughput (ops/s)", "ok", "failed", "p50 (ms)", "p99 (ms)", "max (ms)", "errors by class"}
 	for _, ph := range r.Analysis.Phases {
 		var errs []string
-		for _, k := range sortedKeys(ph.ErrorsByClass) {
+		for _, k := range slices.Sorted(maps.Keys(ph.ErrorsByClass)) {
 			if v := ph.ErrorsByClass[k]; v > 0 {
 				errs = append(errs, fmt.Sprintf("%s %d", k, v))
 			}

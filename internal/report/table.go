@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -292,13 +291,3 @@ func msCell(us float64) string {
 func signed(v float64) string { return fmt.Sprintf("%+.1f", v) }
 
 func num(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}

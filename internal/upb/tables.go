@@ -6,42 +6,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
-)
 
-// table renders rows as aligned text columns: the first column left-aligned,
-// the others right-aligned, except the last when left is set.
-func table(w io.Writer, indent string, lastLeft bool, rows [][]string) {
-	var width []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i >= len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		b.WriteString(indent)
-		for i, c := range r {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			left := i == 0 || (lastLeft && i == len(r)-1)
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if left {
-				b.WriteString(c)
-				if i < len(r)-1 {
-					b.WriteString(pad)
-				}
-			} else {
-				b.WriteString(pad + c)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-}
+	"github.com/faultbench/faultbench/internal/texttable"
+)
 
 func ops(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 
@@ -266,4 +233,9 @@ func WriteMetricTables(w io.Writer, m *Metrics, lc float64) {
 		}
 		t.write(w)
 	}
+}
+
+// table writes rows as aligned text columns (texttable.Format).
+func table(w io.Writer, indent string, lastLeft bool, rows [][]string) {
+	_, _ = io.WriteString(w, texttable.Format(rows, texttable.Options{Indent: indent, LastLeft: lastLeft}))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/fault"
+	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/live"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/report"
@@ -152,10 +153,31 @@ func Phase(ctx context.Context, t *targets.Target, ph runner.Phase, p *propertie
 	return o, err
 }
 
-// baseProperties builds the properties every phase shares: the workload
-// file, the scenario's workload properties, the driver properties and the
-// load settings.
-func (s *ScenarioSpec) baseProperties(tgt *targets.Target) (*properties.Properties, error) {
+// FillDefaults fills what the caller left empty: runs/, the default state
+// directory, discarded output, the built-in targets.
+func (s *ScenarioSpec) FillDefaults() {
+	if s.RunsDir == "" {
+		s.RunsDir = "runs"
+	}
+	if s.StateDir == "" {
+		s.StateDir = launcher.DefaultStateDir()
+	}
+	if s.Out == nil {
+		s.Out = io.Discard
+	}
+	if s.Err == nil {
+		s.Err = io.Discard
+	}
+	if s.Targets == nil {
+		s.Targets = targets.Builtin()
+	}
+}
+
+// BaseProperties builds the properties every phase of a scenario (or of
+// an Under Pressure Benchmark run) shares: the workload file, the
+// scenario's workload properties, the driver properties and the load
+// settings.
+func (s *ScenarioSpec) BaseProperties(tgt *targets.Target) (*properties.Properties, error) {
 	sc := s.Scenario
 	p := properties.New()
 	path, perr := sc.WorkloadPath(s.File)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -51,21 +50,7 @@ type scenarioRun struct {
 // newScenarioRun resolves the scenario against its target and validates
 // everything that can be checked before anything starts.
 func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
-	if s.RunsDir == "" {
-		s.RunsDir = "runs"
-	}
-	if s.StateDir == "" {
-		s.StateDir = launcher.DefaultStateDir()
-	}
-	if s.Out == nil {
-		s.Out = io.Discard
-	}
-	if s.Err == nil {
-		s.Err = io.Discard
-	}
-	if s.Targets == nil {
-		s.Targets = targets.Builtin()
-	}
+	s.FillDefaults()
 	s.Err = live.NewConsole(s.Err) // the progress bar shares it with the event lines
 	sc := s.Scenario
 	tgt, err := s.Targets.Get(sc.Target.Kind)
@@ -91,7 +76,7 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if err := r.steps.ValidateFor(r.freg, nil); err != nil {
 		return nil, fmt.Errorf("%s: schedule: %w", s.File, err)
 	}
-	if r.base, err = s.baseProperties(tgt); err != nil {
+	if r.base, err = s.BaseProperties(tgt); err != nil {
 		return nil, err
 	}
 	return r, nil

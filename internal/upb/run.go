@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/runner"
-	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/internal/targets"
 )
 
@@ -36,22 +34,10 @@ func describe(rec *SearchRecord) string {
 	return fmt.Sprintf("%d nodes", rec.Nodes)
 }
 
-// Spec is one `faultbench upb SCENARIO` invocation.
-type Spec struct {
-	Scenario *scenario.Scenario // parsed and validated, with a upb section
-	File     string             // where it came from (workload lookup, messages)
-	// OpenWorkload finds a workload file by name when it is not on disk
-	// (the binary's embedded copies); may be nil.
-	OpenWorkload func(name string) (io.Reader, error)
-	RunsDir      string // parent of the run directory; default "runs"
-	StateDir     string // where launched clusters are recorded
-	Out, Err     io.Writer
-	Version      string
-	Commit       string
-	// Targets is the registry the scenario's kind is looked up in; nil
-	// means targets.Builtin().
-	Targets *targets.Registry
-}
+// Spec is one `faultbench upb SCENARIO` invocation: the scenario's
+// fields (its upb section set); Status, Quiet, MetricsAddr and Beside are
+// not used.
+type Spec = experiment.ScenarioSpec
 
 // SearchRecord is one T(K,F) search in summary.json.
 type SearchRecord struct {
@@ -108,21 +94,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if sc == nil || sc.UPB == nil {
 		return nil, fmt.Errorf("%s: no upb section (see docs/upb.md)", s.File)
 	}
-	if s.RunsDir == "" {
-		s.RunsDir = "runs"
-	}
-	if s.StateDir == "" {
-		s.StateDir = launcher.DefaultStateDir()
-	}
-	if s.Out == nil {
-		s.Out = io.Discard
-	}
-	if s.Err == nil {
-		s.Err = io.Discard
-	}
-	if s.Targets == nil {
-		s.Targets = targets.Builtin()
-	}
+	s.FillDefaults()
 	tgt, err := s.Targets.Get(sc.Target.Kind)
 	if err != nil {
 		return nil, fmt.Errorf("%s: field target.kind: %w", s.File, err)
@@ -146,7 +118,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 			return nil, fmt.Errorf("%s: %w", s.File, err)
 		}
 	}
-	base, err := baseProperties(s)
+	base, err := s.BaseProperties(tgt)
 	if err != nil {
 		return nil, err
 	}
@@ -417,41 +389,6 @@ func (r *run) prober(props *properties.Properties, sub string) *ExecProber {
 func (r *run) loadPhase(ctx context.Context, p *properties.Properties, dir string) error {
 	_, err := experiment.Phase(ctx, r.tgt, runner.Load, p, r.s.StateDir, dir, experiment.Hooks{})
 	return err
-}
-
-// baseProperties builds the properties every phase shares: the workload
-// file, the scenario's workload and driver properties and the target's
-// defaults.
-func baseProperties(s Spec) (*properties.Properties, error) {
-	sc := s.Scenario
-	p := properties.New()
-	path, perr := sc.WorkloadPath(s.File)
-	switch {
-	case perr == nil:
-		if err := p.LoadFile(path); err != nil {
-			return nil, err
-		}
-	case s.OpenWorkload != nil:
-		rd, err := s.OpenWorkload(sc.Workload.YCSB)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.File, perr)
-		}
-		if err := p.Load(rd, "workloads/"+sc.Workload.YCSB); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("%s: %w", s.File, perr)
-	}
-	for k, v := range sc.Workload.Properties {
-		p.Set(k, v)
-	}
-	for k, v := range sc.Target.Driver {
-		p.Set(k, v)
-	}
-	p.Set("operationcount", "0")
-	p.Set("measurement.window", sc.Load.Window.D().String())
-	p.Set("optimeout", sc.Load.OpTimeout.D().String())
-	return p, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sweeps for seed 002's Figure 2 on txkv, one scenario run per point:
+# Sweeps for Figure 2 of the transactional key-value store's recovery
+# middleware paper (docs/papers.md) on txkv, one scenario run per point:
 #
 #   scripts/txkv-figure2.sh persistence   # Figure 2(a): async and sync persistence over target rates
 #   scripts/txkv-figure2.sh heartbeat     # Figure 2(b): closed loop over heartbeat intervals

@@ -28,7 +28,7 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 		"\nSchema: docs/scenarios.md.", scenarioExamples)
 	var sets listFlag
 	fs.Var(&sets, "set", "override a scenario field `path=value` (repeatable), e.g. load.rate=100%")
-	durations := fs.String("durations", "", "failover timing `steady,down,after` (e.g. 10m,10m,20m for seed 004's)")
+	durations := fs.String("durations", "", "failover timing `steady,down,after` (e.g. 10m,10m,20m for the NoSQL failover study's)")
 	status := fs.Bool("s", false, "plain status lines every 10 s instead of the progress bar")
 	quiet := fs.Bool("q", false, "quiet: no progress display")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at `host:port`/metrics during the run, e.g. 127.0.0.1:9464")

@@ -23,7 +23,7 @@ func (a *app) upbCmd(ctx context.Context, args []string) error {
 		return a.upbSummarize(args[1:])
 	}
 	fs := a.newFlags("upb", "upb SCENARIO.yaml|NAME [--set path=value]... [flags]\n       faultbench upb summarize FILE.csv\n\n"+
-		"Runs the Under Pressure Benchmark (seed 001) end to end on clusters it starts:\n"+
+		"Runs the Under Pressure Benchmark (UPB; Fior et al., JIDM 2013;\nsee docs/papers.md) end to end on clusters it starts:\n"+
 		"for K = 0..kmax a fresh cluster tolerating K failures (etcd: 2K+1 members,\n"+
 		"redis-cluster: K replicas per master) is loaded; the per-client limit L_c is\n"+
 		"calibrated on K=0; Algorithm 1 finds T(K,0) and, after killing F = 1..K nodes,\n"+
@@ -67,7 +67,7 @@ func (a *app) upbCmd(ctx context.Context, args []string) error {
 // upbSummarize implements `upb summarize FILE.csv`.
 func (a *app) upbSummarize(args []string) error {
 	fs := a.newFlags("upb summarize", "upb summarize FILE.csv\n\nReads rows k,f,t — T(K,F) in ops/s, an optional header, # comments — and\n"+
-		"prints Tables VI-X of seed 001: T(0,0), D(K,0), D(K,F), DF_K, D_T and D_F.",
+		"prints Tables VI-X of the Under Pressure Benchmark: T(0,0), D(K,0), D(K,F), DF_K, D_T and D_F.",
 		"  faultbench upb summarize runs/20261122T030000Z-upb-etcd/results.csv\n"+
 			"  printf 'k,f,t\\n0,0,238740\\n1,0,156659\\n1,1,152072\\n' > voltdb.csv && faultbench upb summarize voltdb.csv")
 	pos, err := parse(fs, args)

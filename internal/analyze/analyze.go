@@ -2,9 +2,10 @@
 // and reconfiguration metrics from a run's windows (measure.WindowRow, one
 // row per window and operation plus an "ALL" row) and events
 // (event.Event): baseline and final throughput, and per fault the downtime,
-// longest gap, failover, recovery and node-down throughput of seed 004, the
-// steady state of seed 001 and the reconfiguration time, peak latency,
-// failed/aborted operations and latency change of seed 000.
+// longest gap, failover, recovery and node-down throughput of the NoSQL
+// failover study, the steady state of the Under Pressure Benchmark and the
+// reconfiguration time, peak latency, failed/aborted operations and latency
+// change of the CumuloNimbo failure evaluation (papers: docs/papers.md).
 //
 // Everything here is a pure function of its inputs; results are plain
 // structs whose JSON keys carry their unit (_ms, _us, _ops for operations
@@ -30,7 +31,7 @@ import (
 // Params are the thresholds of the metric definitions.
 type Params struct {
 	// DownFrac: a window is down when its throughput is below DownFrac*B
-	// (seed 004: 10 % of the known capacity). Default 0.10.
+	// (the NoSQL failover study: 10 % of the known capacity). Default 0.10.
 	DownFrac float64
 	// RecoverTol: recovered/stable means within ±RecoverTol of the level
 	// reached later. Default 0.10.
@@ -38,7 +39,7 @@ type Params struct {
 	// Hold is how long a condition must hold to count as reached (recovery,
 	// stabilisation, reconfiguration). Default 5s.
 	Hold time.Duration
-	// SteadyTol is the steady-state tolerance (seed 001: about 2 %).
+	// SteadyTol is the steady-state tolerance (UPB: about 2 %).
 	// Default 0.02.
 	SteadyTol float64
 	// SteadySpan is the sliding span over which SteadyTol is checked.
@@ -55,11 +56,12 @@ type Params struct {
 	// noisy); 0 or anything below two windows means none. Default 1s.
 	Smooth time.Duration
 	// LatencyFactor: reconfiguration ends when the windowed p99 is back
-	// under LatencyFactor times the pre-fault p99 (seed 000). Default 2.
+	// under LatencyFactor times the pre-fault p99 (the CumuloNimbo failure
+	// evaluation). Default 2.
 	LatencyFactor float64
 	// LatencyOp is the operation whose rows give the latency for
 	// reconfiguration, peak latency and before/during/after latency ("ALL"
-	// for every operation; seed 000 uses New-Order). Default "ALL".
+	// for every operation; the CumuloNimbo evaluation uses New-Order). Default "ALL".
 	LatencyOp string
 	// FinalFrac is the trailing fraction of the run that final throughput
 	// averages over. Default 0.20.
@@ -138,10 +140,10 @@ type Report struct {
 type FaultMetrics struct {
 	Fault Fault `json:"fault"`
 	// DowntimeMs is the total length of the fault span's windows whose
-	// throughput is below DownFrac*B (seed 004).
+	// throughput is below DownFrac*B (the NoSQL failover study).
 	DowntimeMs float64 `json:"downtime_ms"`
 	// DownAtSpanEnd is true when the last window of the fault span is still
-	// down (seed 004 reports such downtime as ∞).
+	// down (the NoSQL failover study reports such downtime as ∞).
 	DownAtSpanEnd bool `json:"down_at_span_end"`
 	// LongestGapMs is the longest interval without a successful operation
 	// that overlaps the fault span, from the windows' first and last
@@ -157,7 +159,7 @@ type FaultMetrics struct {
 	// which throughput stays within ±RecoverTol of LevelOps for Hold.
 	RecoveryMs float64 `json:"recovery_ms"`
 	// RecoveryAfterDowntimeMs is RecoveryMs - FailoverMs (at least 0): the
-	// recovery time as seed 004's results table counts it, from the moment
+	// recovery time as the NoSQL failover study's results table counts it, from the moment
 	// the cluster answers again.
 	RecoveryAfterDowntimeMs float64 `json:"recovery_after_downtime_ms"`
 	// LevelOps is the level recovery is measured against: the mean
@@ -168,8 +170,8 @@ type FaultMetrics struct {
 	// end of the fault span.
 	NodeDownOps float64 `json:"node_down_ops"`
 	// RestoreDowntimeMs and RestoreLongestGapMs are DowntimeMs and
-	// LongestGapMs for the restore span (seed 004, "downtime during node
-	// join"); -1 without a restore.
+	// LongestGapMs for the restore span (the NoSQL failover study's
+	// "downtime during node join"); -1 without a restore.
 	RestoreDowntimeMs   float64 `json:"restore_downtime_ms"`
 	RestoreLongestGapMs float64 `json:"restore_longest_gap_ms"`
 	// StabiliseMs is from the restore action to the start of the first
@@ -180,7 +182,7 @@ type FaultMetrics struct {
 	RestoreLevelOps float64 `json:"restore_level_ops"`
 	// ReconfigurationMs is from the fault to the start of the first window
 	// from which the LatencyOp p99 stays under LatencyFactor times
-	// PreFaultP99Us for Hold (seed 000).
+	// PreFaultP99Us for Hold (the CumuloNimbo failure evaluation).
 	ReconfigurationMs float64 `json:"reconfiguration_ms"`
 	PreFaultP99Us     float64 `json:"pre_fault_p99_us"`
 	// PeakLatencyMs is the highest LatencyOp max latency in the
@@ -644,7 +646,7 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 	return m
 }
 
-// reconfiguration fills the seed-000 metrics of m from the windows before
+// reconfiguration fills the CumuloNimbo failure evaluation's metrics of m from the windows before
 // and during the fault.
 func (a *analyzer) reconfiguration(m *FaultMetrics, before, during []int) {
 	op := a.p.LatencyOp

@@ -131,7 +131,7 @@ func overlap(a, b string) bool {
 // FaultsFromEvents extracts the faults of a run from its events, in order of
 // injection. Only fault-inject, fault-restore and fault-error events are
 // used; times are those of the actions' beginning (the kill, not the
-// observed node-down), as in seed 004.
+// observed node-down), as in the NoSQL failover study.
 //
 // Pairing rule: events are taken in time order. Every fault-inject opens a
 // fault; its Action is the first word of the event's detail (the fault

@@ -18,8 +18,8 @@ func spanWindows(d, window time.Duration) int {
 	return int((d + window - 1) / window)
 }
 
-// SteadyStretches finds the steady stretches of a throughput series (seed
-// 001 §3.2: "the overall performance varies about 2 percent during the
+// SteadyStretches finds the steady stretches of a throughput series (the
+// Under Pressure Benchmark §3.2: "the overall performance varies about 2 percent during the
 // steady state").
 //
 // tp holds one throughput value per window, window is the window length and

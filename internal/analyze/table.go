@@ -8,7 +8,7 @@ import (
 	"github.com/faultbench/faultbench/internal/texttable"
 )
 
-// ResultsTable lays reports out like seed 004's results table: one row per
+// ResultsTable lays reports out like the NoSQL failover study's results table: one row per
 // metric, one column per run (names[i] heads reports[i]; a missing name is
 // "run N", a nil report shows "-"). Per-fault rows are grouped under a
 // "fault N" header row naming each run's fault; runs with fewer faults show

@@ -55,8 +55,8 @@ type CompareOptions struct {
 
 // Compare loads the run directories and writes their side-by-side
 // comparison to w: one column per run; rows are the run's settings and
-// totals, key latencies, the availability metrics of every fault (seed
-// 004's results table), the lost-write check and the clients' spread.
+// totals, key latencies, the availability metrics of every fault (the
+// NoSQL failover study's results table), the lost-write check and the clients' spread.
 func Compare(ctx context.Context, w io.Writer, dirs []string, opt CompareOptions) error {
 	if len(dirs) == 0 {
 		return fmt.Errorf("compare: no run directories")

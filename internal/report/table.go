@@ -21,8 +21,8 @@ type metricRow struct {
 	Header  bool     // a group's header row (Cells describe the fault)
 }
 
-// results builds the results table of runs, laid out as seed 004's
-// results table: one column per run, one row per metric. Missing values
+// results builds the results table of runs, laid out as the NoSQL failover
+// study's results table: one column per run, one row per metric. Missing values
 // are "-"; -1 times are "never" (recovery-like; "not before restore" for
 // a fault restored before it recovered) or "n/a" (not computable),
 // as in analyze.ResultsTable.

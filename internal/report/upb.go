@@ -11,7 +11,7 @@ import (
 	"github.com/faultbench/faultbench/internal/rundir"
 )
 
-// The report of a UPB run (`faultbench upb`, seed 001). internal/upb reads
+// The report of a UPB run (`faultbench upb`, the Under Pressure Benchmark). internal/upb reads
 // the run directory and fills a UPBReport; RenderUPB lays it out with the
 // charts, style sheet and script of the run report.
 

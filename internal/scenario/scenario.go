@@ -65,13 +65,13 @@ type Load struct {
 }
 
 // Schedule is the fault plan: either explicit steps, or the failover
-// shorthand of seed 004 (steady, fault, down, restore, after).
+// shorthand of the NoSQL failover study (steady, fault, down, restore, after).
 type Schedule struct {
 	Steps    []Step    `yaml:"steps,omitempty"`
 	Failover *Failover `yaml:"failover,omitempty"`
 }
 
-// Failover is seed 004's test: steady load for Steady, Fault on Node, keep
+// Failover is the NoSQL failover study's test: steady load for Steady, Fault on Node, keep
 // it down for Down, restore it (Restore action), observe for After.
 type Failover struct {
 	Fault   string   `yaml:"fault"`   // kill (default), stop, pause

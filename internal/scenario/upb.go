@@ -7,7 +7,7 @@ import (
 )
 
 // UPB is the `upb:` section of a scenario: the parameters of the Under
-// Pressure Benchmark (seed 001, docs/upb.md) that `faultbench upb` runs. A
+// Pressure Benchmark (docs/upb.md, docs/papers.md) that `faultbench upb` runs. A
 // scenario with this section describes the target, workload and driver; the
 // cluster sizes, loads and faults are UPB's own, so such a scenario has no
 // schedule, no checks and no external endpoints.

@@ -21,7 +21,7 @@ type TValue struct {
 	T float64 `json:"t_ops"`
 }
 
-// Metrics are the partial and final metrics of seed 001 §3.3–3.4 computed
+// Metrics are the partial and final metrics of UPB §3.3–3.4 computed
 // from T values. A metric whose inputs are missing is nil.
 type Metrics struct {
 	KMax int `json:"kmax"`
@@ -54,7 +54,7 @@ type FMetrics struct {
 }
 
 // DegradationK0 is D(K,0) = (1 − T(K,0)/T(0,0)) · 100, the performance
-// degradation caused by the fault-tolerance mechanism (seed 001 §3.3 step 2).
+// degradation caused by the fault-tolerance mechanism (UPB §3.3 step 2).
 func DegradationK0(tK0, t00 float64) float64 { return (1 - tK0/t00) * 100 }
 
 // DegradationKF is D(K,F) = (1 − T(K,F)/T(K,0)) · 100, the degradation

@@ -259,7 +259,7 @@ func fmtSscanf(name string, k, f *int) (int, error) {
 	return 2, nil
 }
 
-// TestPaperTables feeds the T values published in seed 001 §4 (Tables VI,
+// TestPaperTables feeds the T values published in the UPB paper §4 (Tables VI,
 // VII, VIII) into Compute and checks the D values, DF_K, D_T and D_F the
 // paper publishes (Tables VII–X).
 func TestPaperTables(t *testing.T) {

@@ -81,7 +81,7 @@ type Outcome struct {
 	Summary *Summary
 }
 
-// Run executes the whole methodology of seed 001 on clusters it launches:
+// Run executes the whole UPB methodology on clusters it launches:
 // for K = 0..KMax a fresh cluster realising K (see Size) is started and
 // loaded; at K = 0 the per-client limit L_c is calibrated (unless given) and
 // T(0,0) found; at K ≥ 1, T(K,0), then for F = 1..K one more node is killed,
@@ -299,7 +299,7 @@ func (r *run) stepK(ctx context.Context, k int) (err error) {
 		return fmt.Errorf("load phase of K=%d: %w", k, err)
 	}
 
-	// L_c, once, on the K=0 cluster (seed 001 §4.2.1: a parameter of the environment).
+	// L_c, once, on the K=0 cluster (UPB §4.2.1: a parameter of the environment).
 	if k == 0 && r.sum.LcOps == 0 {
 		fmt.Fprintf(r.s.Err, "L_c: one client of %d threads from Q = %.0f ops/s, +10 %% while it keeps up ...\n", r.cfg.ClientThreads, r.cfg.InitialQ)
 		pr := r.prober(props, "lc")

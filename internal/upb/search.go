@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The paper's constants (seed 001 §3.2 and Algorithm 1).
+// The paper's constants (UPB §3.2 and Algorithm 1).
 const (
 	// Growth is the factor by which Q (L_c calibration) and a client's q
 	// (Algorithm 1) grow from one probe to the next: +10 %.
@@ -346,7 +346,7 @@ type LcResult struct {
 }
 
 // CalibrateLc determines the per-client limit L_c by the paper's iterative
-// method (seed 001 §3.2): one client offers Q = InitialQ; while the achieved
+// method (UPB §3.2): one client offers Q = InitialQ; while the achieved
 // tps ≥ (1 − KeepUp) · Q (and φ holds, and the window is steady) Q grows by
 // 10 %; at the first Q not sustained, L_c = 0.9 · Q. The Q values form the
 // ladder InitialQ · 1.1^i, searched linearly or by bisection.

@@ -147,7 +147,7 @@ func TestValidate(t *testing.T) {
 	})
 }
 
-// TestCalibrateLcPaperExample replays the example of seed 001 §3.2: a client
+// TestCalibrateLcPaperExample replays the example of UPB §3.2: a client
 // starts at Q = 10 tps, the cluster processes everything until Q = 174,
 // where it processes 150; L_c is that Q decreased by 10 %, "156 tps".
 func TestCalibrateLcPaperExample(t *testing.T) {

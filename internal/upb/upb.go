@@ -1,5 +1,6 @@
-// Package upb automates the Under Pressure Benchmark (seed 001: Fior et
-// al., "Under Pressure Benchmark for DDBMS Availability", JIDM 2013).
+// Package upb automates the Under Pressure Benchmark (UPB: Fior et al.,
+// "Under Pressure Benchmark for DDBMS Availability", JIDM 4(3), 2013;
+// docs/papers.md).
 //
 // UPB measures how replication and failures cost throughput. With a
 // fault-tolerance index K (how many nodes may fail without an outage) and F

@@ -105,7 +105,7 @@ func samples(ws []win, k int) []sample {
 }
 
 // firstSteady returns the index of the earliest run of n consecutive
-// samples whose throughputs all lie within ±tol of their own mean (seed 001
+// samples whose throughputs all lie within ±tol of their own mean (UPB
 // §3.2; the test is analyze.SteadyStretches over the samples).
 func firstSteady(ss []sample, period time.Duration, tol float64, n int) (int, bool) {
 	if n < 2 || len(ss) < n {

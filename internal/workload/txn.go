@@ -8,7 +8,7 @@ import (
 // transactions: txn.ops > 0 makes every run-phase operation a Txn of that
 // many row operations drawn from the operation mix (readproportion,
 // updateproportion, ...), which the runner executes in one transaction of a
-// driver.Transactional driver. workloads/txn is seed 002's transaction: 10
+// driver.Transactional driver. workloads/txn is the transaction of Ahmad et al.: 10
 // random row operations, half reads, half updates.
 const keyTxnOps = "txn.ops"
 

@@ -1,5 +1,6 @@
 // Package txkv is faultbench's driver for txkv, the transactional
-// key-value store of seed 002 (internal/txkv), through its client library.
+// key-value store with the recovery middleware of Ahmad et al., Middleware
+// 2013 (internal/txkv, docs/papers.md), through its client library.
 //
 // Every YCSB operation runs as a one-operation transaction: Read and Scan
 // read the snapshot Begin hands out (no commit round trip), Update and
@@ -124,7 +125,7 @@ func (d *Driver) Client() *client.Client { return d.cl.Load() }
 
 // Version implements the optional version report of env.json.
 func (d *Driver) Version(context.Context) (string, error) {
-	return "txkv (faultbench, seed 002), persistence " + string(d.Client().Config().Persistence), nil
+	return "txkv (faultbench), persistence " + string(d.Client().Config().Persistence), nil
 }
 
 // classify sorts client errors into driver classes.

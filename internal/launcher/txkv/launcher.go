@@ -1,5 +1,5 @@
 // Package txkv starts local clusters of txkv, the transactional key-value
-// store of seed 002 (internal/txkv): one coordinator (transaction manager,
+// store of Ahmad et al. (internal/txkv): one coordinator (transaction manager,
 // recovery manager, region master) and N region servers, each a faultbench
 // process (`faultbench node txkv-coordinator ...`, `faultbench node
 // txkv-server ...`) so that each can be killed, stopped or paused alone.

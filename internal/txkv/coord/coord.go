@@ -2,7 +2,7 @@
 // (a timestamp oracle, snapshot isolation with first-committer-wins on
 // write-write conflicts, a recovery log in append-only segment files with
 // group commit and fsync before a commit is acknowledged, truncated below
-// T*_P), the recovery manager of seed 002 (registration and heartbeats of
+// T*_P), the recovery manager of Ahmad et al. (registration and heartbeats of
 // clients and servers, T_F(c), T_P(s), T*_F, T*_P; replay of a failed
 // client's write-sets committed after T_F(c); replay, per region, of the
 // write-sets committed after T_P(s) of a failed server, restricted to the

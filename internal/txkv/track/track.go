@@ -1,5 +1,5 @@
 // Package track holds the threshold-timestamp logic of the recovery
-// middleware (seed 002, section 3): the client's T_F(c) with the FQ and FQ'
+// middleware (Ahmad et al., section 3): the client's T_F(c) with the FQ and FQ'
 // queues (Algorithm 1), the server's T_P(s) with the PQ queue and the
 // inheritance of T_P during replay (Algorithm 3), and the recovery
 // manager's global thresholds T*_F and T*_P (Algorithms 2 and 4). It has no

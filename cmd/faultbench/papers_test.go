@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// seedNumber matches the internal numbering of the source papers: the word
+// seed (any case, optionally plural) then a space or hyphen and a number from
+// 000 to 009. Users do not know those numbers: help, reports and docs name the
+// method and cite the paper in docs/papers.md instead.
+var seedNumber = regexp.MustCompile(`(?i)seeds?[ -]00[0-9]`)
+
+// TestNoSeedNumbersInHelp runs the --help of every command (hidden ones
+// included), of `upb summarize` and the top-level help, and fails if any
+// output names a paper by its seed number.
+func TestNoSeedNumbersInHelp(t *testing.T) {
+	c := newCLI(t)
+	invocations := [][]string{{"help"}, {"upb", "summarize", "--help"}}
+	for _, cmd := range commands() {
+		invocations = append(invocations, []string{cmd.name, "--help"})
+	}
+	for _, args := range invocations {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out, errs, code := c.run(10*time.Second, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if strings.TrimSpace(out) == "" {
+				t.Fatalf("no help printed on stdout (stderr: %s)", errs)
+			}
+			for _, text := range []string{out, errs} {
+				if m := seedNumber.FindString(text); m != "" {
+					t.Errorf("help says %q; name the method and point to docs/papers.md instead:\n%s", m, text)
+				}
+			}
+		})
+	}
+}
+
+// TestNoSeedNumbersInDocs walks the user-facing text of the repository —
+// README.md, docs/, scenarios/, workloads/, scripts/ and the Go sources of
+// cmd/ and internal/ (help texts, report strings, package docs; testdata,
+// which holds recorded runs, is skipped) — and fails on every line that names
+// a paper by its seed number.
+func TestNoSeedNumbersInDocs(t *testing.T) {
+	root := filepath.Join("..", "..")
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("repository root not found from %s: %v", root, err)
+	}
+	checked := 0
+	check := func(t *testing.T, path string) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
+			return // images and other binary files
+		}
+		checked++
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := seedNumber.FindString(line); m != "" {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s:%d says %q; name the method (docs/papers.md) instead: %s", rel, i+1, m, strings.TrimSpace(line))
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		dirs  []string
+		files []string
+		exts  []string // file name extensions to check; nil: every text file
+	}{
+		{name: "docs", dirs: []string{"docs", "scenarios", "workloads", "scripts"}, files: []string{"README.md"}},
+		{name: "sources", dirs: []string{"cmd", "internal"}, exts: []string{".go", ".html", ".js"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checked = 0
+			for _, f := range tc.files {
+				check(t, filepath.Join(root, f))
+			}
+			for _, d := range tc.dirs {
+				err := filepath.WalkDir(filepath.Join(root, d), func(path string, e fs.DirEntry, err error) error {
+					if err != nil {
+						return err
+					}
+					if e.IsDir() {
+						if e.Name() == "testdata" {
+							return filepath.SkipDir
+						}
+						return nil
+					}
+					if !e.Type().IsRegular() || tc.exts != nil && !slices.Contains(tc.exts, filepath.Ext(path)) {
+						return nil
+					}
+					check(t, path)
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if checked < 5 {
+				t.Fatalf("only %d files checked: the walk missed the tree", checked)
+			}
+		})
+	}
+}
+
+// TestPapersLinks checks that every link to a section of docs/papers.md from
+// README.md and docs/ names a heading that page has (GitHub's anchor rule:
+// lower case, punctuation dropped, spaces to hyphens), so that "the Under
+// Pressure Benchmark" in a page leads to its citation.
+func TestPapersLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	page, err := os.ReadFile(filepath.Join(root, "docs", "papers.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{}
+	for _, line := range strings.Split(string(page), "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			anchors[anchor(h)] = true
+		}
+	}
+	if len(anchors) != 5 {
+		t.Fatalf("docs/papers.md has %d sections, want one per paper (5): %v", len(anchors), anchors)
+	}
+	link := regexp.MustCompile(`papers\.md#([^)\s]+)`)
+	files := []string{filepath.Join(root, "README.md")}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := filepath.Glob(filepath.Join(root, "docs", "results", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := 0
+	for _, f := range append(append(files, docs...), results...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			links++
+			if !anchors[m[1]] {
+				t.Errorf("%s links to papers.md#%s, which is no heading of docs/papers.md (%v)", f, m[1], anchors)
+			}
+		}
+	}
+	if links == 0 {
+		t.Error("no page links to a section of docs/papers.md")
+	}
+}
+
+// anchor is GitHub's anchor for a Markdown heading.
+func anchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -178,7 +178,7 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	t := &fault.Target{Launcher: l, Env: env, Cluster: c, Save: m.Save, HealthTimeout: *timeout}
+	t := &fault.Cluster{Launcher: l, Env: env, Cluster: c, Save: m.Save, HealthTimeout: *timeout}
 	fctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	nodes, err := fault.Apply(fctx, t, reg, fault.Action(pos[0]), pos[1])

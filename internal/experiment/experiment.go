@@ -137,7 +137,7 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 		warm = 0
 	}
 	s.Runner = runner.Config{
-		Phase: phase, Threads: int(threads), Target: tgt, OperationCount: opcount,
+		Phase: phase, Threads: int(threads), Rate: tgt, OperationCount: opcount,
 		Duration: maxExec, Warmup: warm, OpTimeout: opTimeout, Seed: wl.Seed(),
 	}
 	if err := s.Runner.Validate(); err != nil {
@@ -401,7 +401,7 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 	}
 	sum := rundir.Summary{
 		Target: prep.Target.Kind, Phase: string(set.Runner.Phase), EndReason: res.Reason, Dropped: res.Dropped,
-		Threads: set.Runner.Threads, TargetOps: set.Runner.Target, WindowMs: float64(set.Window) / float64(time.Millisecond),
+		Threads: set.Runner.Threads, TargetOps: set.Runner.Rate, WindowMs: float64(set.Window) / float64(time.Millisecond),
 		WarmupMs: float64(set.Runner.Warmup) / float64(time.Millisecond), Totals: rundir.TotalsOf(totals),
 		PeakRSSBytes: PeakRSS(),
 	}

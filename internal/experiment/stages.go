@@ -39,7 +39,7 @@ type scenarioRun struct {
 	sum      *rundir.Summary
 	manager  *clusterctl.Manager // nil with external endpoints
 	cluster  *launcher.Cluster   // the launched cluster; nil with external endpoints
-	faults   *fault.Target       // what faults act on; nil with external endpoints
+	faults   *fault.Cluster       // what faults act on; nil with external endpoints
 	rate     float64             // the measured run's target rate (0: closed loop)
 	tracker  *check.Tracker      // lost-write tracking; nil when not asked
 	schedErr error               // the schedule's error, reported in the summary
@@ -143,7 +143,7 @@ func (r *scenarioRun) up(ctx context.Context) error {
 			return err
 		}
 	}
-	r.faults = &fault.Target{Launcher: r.tgt.Launcher, Env: lenv, Cluster: c, Events: r.run.Events, Save: r.manager.Save}
+	r.faults = &fault.Cluster{Launcher: r.tgt.Launcher, Env: lenv, Cluster: c, Events: r.run.Events, Save: r.manager.Save}
 	r.run.Events.Emit(event.ClusterHealthy, strings.Join(c.NodeNames(), ","), "cluster up")
 	return nil
 }

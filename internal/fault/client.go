@@ -130,7 +130,7 @@ func (f *crashClientFault) ConfigureStep(st Step, label string) error {
 	return nil
 }
 
-func crasherOf(t *Target) (ClientCrasher, error) {
+func crasherOf(t *Cluster) (ClientCrasher, error) {
 	if t.Load == nil {
 		return nil, fmt.Errorf("%s acts on the load's client, and no load runs here (it works in a scenario's schedule only)", ActionCrashClient)
 	}
@@ -141,14 +141,14 @@ func crasherOf(t *Target) (ClientCrasher, error) {
 	return cc, nil
 }
 
-func (f *crashClientFault) Prepare(_ context.Context, t *Target, _ []string) error {
+func (f *crashClientFault) Prepare(_ context.Context, t *Cluster, _ []string) error {
 	_, err := crasherOf(t)
 	return err
 }
 
 // Inject crashes the client (after holding flushes back for f.hold) and
 // starts watching for its recovery, which Cleanup waits for.
-func (f *crashClientFault) Inject(ctx context.Context, t *Target, _ []string) error {
+func (f *crashClientFault) Inject(ctx context.Context, t *Cluster, _ []string) error {
 	cc, err := crasherOf(t)
 	if err != nil {
 		return err
@@ -185,7 +185,7 @@ func (f *crashClientFault) Inject(ctx context.Context, t *Target, _ []string) er
 
 // WaitEffective checks that the client crashed; the replacement serves
 // already (CrashClient registered it before the crash).
-func (f *crashClientFault) WaitEffective(context.Context, *Target, []string) error {
+func (f *crashClientFault) WaitEffective(context.Context, *Cluster, []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.crashed == nil {
@@ -196,12 +196,12 @@ func (f *crashClientFault) WaitEffective(context.Context, *Target, []string) err
 
 // Restore does nothing: the replacement client is the restore, and Inject
 // started it.
-func (f *crashClientFault) Restore(context.Context, *Target, []string) error { return nil }
+func (f *crashClientFault) Restore(context.Context, *Cluster, []string) error { return nil }
 
-func (f *crashClientFault) WaitRestored(context.Context, *Target, []string) error { return nil }
+func (f *crashClientFault) WaitRestored(context.Context, *Cluster, []string) error { return nil }
 
 // Cleanup waits, until ctx ends, for the recovery watch to write its events.
-func (f *crashClientFault) Cleanup(ctx context.Context, _ *Target, _ []string) error {
+func (f *crashClientFault) Cleanup(ctx context.Context, _ *Cluster, _ []string) error {
 	f.mu.Lock()
 	done, stop := f.done, f.stop
 	f.mu.Unlock()

@@ -44,7 +44,7 @@ func TestEtcdLeaderKillThroughRun(t *testing.T) {
 		t.Fatalf("etcd Up: %v", err)
 	}
 	cl := &countingLauncher{Launcher: etcd.Launcher{}}
-	tg := &Target{Launcher: cl, Env: env, Cluster: c, Events: event.NewMemory(time.Now()), HealthTimeout: 60 * time.Second}
+	tg := &Cluster{Launcher: cl, Env: env, Cluster: c, Events: event.NewMemory(time.Now()), HealthTimeout: 60 * time.Second}
 	t.Cleanup(func() {
 		if err := launcher.Down(context.Background(), tg.Snapshot(), 5*time.Second); err != nil {
 			t.Errorf("Down: %v", err)

@@ -81,10 +81,10 @@ func (f *fakeLauncher) healthCalls() int {
 	return f.healthN
 }
 
-// fakeTarget returns a Target over a fake cluster whose nodes are "running"
+// fakeTarget returns a Cluster over a fake cluster whose nodes are "running"
 // as this test process (a live pid that is neither dead nor stopped).
 // roles maps node names to roles; a node named in down is down (pid 0).
-func fakeTarget(t *testing.T, roles map[string]string, down ...string) (*Target, *fakeLauncher) {
+func fakeTarget(t *testing.T, roles map[string]string, down ...string) (*Cluster, *fakeLauncher) {
 	t.Helper()
 	fl := &fakeLauncher{roles: map[string]string{}, down: map[string]bool{}}
 	c := &launcher.Cluster{Kind: "fake", Name: "fake-test"}
@@ -104,7 +104,7 @@ func fakeTarget(t *testing.T, roles map[string]string, down ...string) (*Target,
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
-	return &Target{
+	return &Cluster{
 		Launcher:      fl,
 		Cluster:       c,
 		Events:        event.NewMemory(time.Now()),
@@ -143,12 +143,12 @@ type recFault struct {
 func (f *recFault) Name() Action  { return f.name }
 func (f *recFault) Repairs() bool { return f.repair }
 
-func (f *recFault) Prepare(_ context.Context, _ *Target, nodes []string) error {
+func (f *recFault) Prepare(_ context.Context, _ *Cluster, nodes []string) error {
 	f.log.add(fmt.Sprintf("prepare %s %s", f.name, strings.Join(nodes, ",")))
 	return nil
 }
 
-func (f *recFault) Inject(_ context.Context, t *Target, nodes []string) error {
+func (f *recFault) Inject(_ context.Context, t *Cluster, nodes []string) error {
 	f.log.add(fmt.Sprintf("inject %s %s", f.name, strings.Join(nodes, ",")))
 	if f.fail != nil {
 		return f.fail
@@ -166,15 +166,15 @@ func (f *recFault) Inject(_ context.Context, t *Target, nodes []string) error {
 	return nil
 }
 
-func (f *recFault) WaitEffective(_ context.Context, _ *Target, nodes []string) error {
+func (f *recFault) WaitEffective(_ context.Context, _ *Cluster, nodes []string) error {
 	f.log.add(fmt.Sprintf("effective %s %s", f.name, strings.Join(nodes, ",")))
 	return nil
 }
 
-func (f *recFault) Restore(context.Context, *Target, []string) error      { return nil }
-func (f *recFault) WaitRestored(context.Context, *Target, []string) error { return nil }
+func (f *recFault) Restore(context.Context, *Cluster, []string) error      { return nil }
+func (f *recFault) WaitRestored(context.Context, *Cluster, []string) error { return nil }
 
-func (f *recFault) Cleanup(_ context.Context, _ *Target, nodes []string) error {
+func (f *recFault) Cleanup(_ context.Context, _ *Cluster, nodes []string) error {
 	f.log.add(fmt.Sprintf("cleanup %s %s", f.name, strings.Join(nodes, ",")))
 	return nil
 }

@@ -18,9 +18,9 @@
 // brings every killed, stopped or paused node back after a run; Apply is the
 // one-shot form behind `faultbench fault ACTION NODE`.
 //
-// Run, Watch, RestoreAll and Apply may share one Target concurrently: the
-// Target owns a mutex, and every access to its Cluster goes through the
-// Target's methods (Snapshot, Node, UpdateNode, Refresh, WaitHealthy,
+// Run, Watch, RestoreAll and Apply may share one Cluster concurrently: the
+// Cluster owns a mutex, and every access to its Cluster goes through the
+// Cluster's methods (Snapshot, Node, UpdateNode, Refresh, WaitHealthy,
 // Persist). Launcher methods are called on private copies of the cluster, so
 // a launcher may see concurrent calls on distinct *launcher.Cluster values.
 // See docs/faults.md for the user-facing description.
@@ -53,10 +53,10 @@ const (
 	ActionResume  Action = "resume"  // SIGCONT a paused node
 )
 
-// Defaults for the Target's deadlines.
+// Defaults for the Cluster's deadlines.
 const (
-	DefaultHealthTimeout = 60 * time.Second // Target.HealthTimeout when zero
-	DefaultStopGrace     = 10 * time.Second // Target.StopGrace when zero
+	DefaultHealthTimeout = 60 * time.Second // Cluster.HealthTimeout when zero
+	DefaultStopGrace     = 10 * time.Second // Cluster.StopGrace when zero
 )
 
 // Fault is one fault kind's lifecycle on a set of nodes. A value is made
@@ -71,20 +71,20 @@ type Fault interface {
 	// Name is the fault's action name.
 	Name() Action
 	// Prepare installs what Inject needs (nothing for signal faults).
-	Prepare(ctx context.Context, t *Target, nodes []string) error
+	Prepare(ctx context.Context, t *Cluster, nodes []string) error
 	// Inject applies the fault. It fails for nodes not in a state the fault
 	// applies to (e.g. kill of a node that is not running) but still acts on
 	// the others.
-	Inject(ctx context.Context, t *Target, nodes []string) error
+	Inject(ctx context.Context, t *Cluster, nodes []string) error
 	// WaitEffective waits until the fault is in full effect (the process is
 	// gone, the process is in stopped state, the started node serves).
-	WaitEffective(ctx context.Context, t *Target, nodes []string) error
+	WaitEffective(ctx context.Context, t *Cluster, nodes []string) error
 	// Restore undoes Inject where the fault has an undo.
-	Restore(ctx context.Context, t *Target, nodes []string) error
+	Restore(ctx context.Context, t *Cluster, nodes []string) error
 	// WaitRestored waits until Restore took effect.
-	WaitRestored(ctx context.Context, t *Target, nodes []string) error
+	WaitRestored(ctx context.Context, t *Cluster, nodes []string) error
 	// Cleanup removes what Prepare installed; it does not restore.
-	Cleanup(ctx context.Context, t *Target, nodes []string) error
+	Cleanup(ctx context.Context, t *Cluster, nodes []string) error
 }
 
 // Repairer is implemented by faults that repair rather than break (start,
@@ -158,12 +158,14 @@ func (r *Registry) names() []string {
 	return out
 }
 
-// Target is the cluster faults act on, with what acting on it needs.
+// Cluster is the cluster faults act on, with what acting on it needs: the
+// launcher, the recorded cluster state (field Cluster), the events log and
+// the load's client.
 //
-// Cluster is shared by the executor, the watcher and the CLI helpers; once
-// any of them runs, read and change it only through the Target's methods,
-// which hold the Target's mutex. Do not copy a Target.
-type Target struct {
+// The state is shared by the executor, the watcher and the CLI helpers;
+// once any of them runs, read and change it only through the Cluster's
+// methods, which hold its mutex. Do not copy a Cluster.
+type Cluster struct {
 	// Launcher restarts nodes and reports roles and health.
 	Launcher launcher.Launcher
 	// Env spawns node processes (for start and restart).
@@ -188,21 +190,21 @@ type Target struct {
 	mu sync.Mutex // guards Cluster
 }
 
-func (t *Target) healthTimeout() time.Duration {
+func (t *Cluster) healthTimeout() time.Duration {
 	if t.HealthTimeout > 0 {
 		return t.HealthTimeout
 	}
 	return DefaultHealthTimeout
 }
 
-func (t *Target) stopGrace() time.Duration {
+func (t *Cluster) stopGrace() time.Duration {
 	if t.StopGrace > 0 {
 		return t.StopGrace
 	}
 	return DefaultStopGrace
 }
 
-func (t *Target) emit(kind, node, detail, label string) {
+func (t *Cluster) emit(kind, node, detail, label string) {
 	t.Events.Add(event.Event{Kind: kind, Node: node, Detail: detail, Fault: label})
 }
 
@@ -229,14 +231,14 @@ func copyNode(n launcher.Node) launcher.Node {
 
 // Snapshot returns a deep copy of the cluster, safe to read and to hand to
 // a launcher.
-func (t *Target) Snapshot() *launcher.Cluster {
+func (t *Cluster) Snapshot() *launcher.Cluster {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return copyCluster(t.Cluster)
 }
 
 // Node returns a copy of node name.
-func (t *Target) Node(name string) (launcher.Node, error) {
+func (t *Cluster) Node(name string) (launcher.Node, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n, err := t.Cluster.Node(name)
@@ -246,9 +248,9 @@ func (t *Target) Node(name string) (launcher.Node, error) {
 	return copyNode(*n), nil
 }
 
-// UpdateNode calls fn with node name while holding the Target's mutex. fn
-// must not block or call other Target methods.
-func (t *Target) UpdateNode(name string, fn func(n *launcher.Node)) error {
+// UpdateNode calls fn with node name while holding the Cluster's mutex. fn
+// must not block or call other Cluster methods.
+func (t *Cluster) UpdateNode(name string, fn func(n *launcher.Node)) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n, err := t.Cluster.Node(name)
@@ -265,7 +267,7 @@ func (t *Target) UpdateNode(name string, fn func(n *launcher.Node)) error {
 // newer state is kept. It returns the refreshed copy, which the caller owns.
 // On a launcher error the copy holds whatever the launcher managed to fill
 // in and nothing is merged.
-func (t *Target) Refresh(ctx context.Context) (*launcher.Cluster, error) {
+func (t *Cluster) Refresh(ctx context.Context) (*launcher.Cluster, error) {
 	cp := t.Snapshot()
 	before := make(map[string]int, len(cp.Nodes))
 	for _, n := range cp.Nodes {
@@ -293,7 +295,7 @@ func (t *Target) Refresh(ctx context.Context) (*launcher.Cluster, error) {
 // copy the launcher checks shows them as not running (pid 0, down) and the
 // wait is for the nodes that can serve. The error names the cluster, the
 // deadline and what the wait was for (why).
-func (t *Target) WaitHealthy(ctx context.Context, why string) error {
+func (t *Cluster) WaitHealthy(ctx context.Context, why string) error {
 	timeout := t.healthTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -310,7 +312,7 @@ func (t *Target) WaitHealthy(ctx context.Context, why string) error {
 }
 
 // Persist saves a snapshot of the cluster through Save (if set).
-func (t *Target) Persist() error {
+func (t *Cluster) Persist() error {
 	if t.Save == nil {
 		return nil
 	}

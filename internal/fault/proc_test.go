@@ -109,9 +109,9 @@ func (l *procLauncher) WaitHealthy(ctx context.Context, c *launcher.Cluster) err
 }
 
 // procTarget starts n real node processes (argv, default `sleep 300`) and
-// returns a Target whose state is saved in a StateStore under a temp dir.
+// returns a Cluster whose state is saved in a StateStore under a temp dir.
 // Every process it ever spawned is killed in t.Cleanup.
-func procTarget(t *testing.T, n int, argv ...string) (*Target, launcher.StateStore) {
+func procTarget(t *testing.T, n int, argv ...string) (*Cluster, launcher.StateStore) {
 	t.Helper()
 	if len(argv) == 0 {
 		sleep, err := exec.LookPath("sleep")
@@ -145,7 +145,7 @@ func procTarget(t *testing.T, n int, argv ...string) (*Target, launcher.StateSto
 		}
 		c.Nodes = append(c.Nodes, node)
 	}
-	return &Target{
+	return &Cluster{
 		Launcher:      pl,
 		Env:           env,
 		Cluster:       c,
@@ -155,7 +155,7 @@ func procTarget(t *testing.T, n int, argv ...string) (*Target, launcher.StateSto
 	}, store
 }
 
-func mustNode(t *testing.T, tg *Target, name string) launcher.Node {
+func mustNode(t *testing.T, tg *Cluster, name string) launcher.Node {
 	t.Helper()
 	n, err := tg.Node(name)
 	if err != nil {
@@ -164,7 +164,7 @@ func mustNode(t *testing.T, tg *Target, name string) launcher.Node {
 	return n
 }
 
-func apply(t *testing.T, tg *Target, action Action, sel string) []string {
+func apply(t *testing.T, tg *Cluster, action Action, sel string) []string {
 	t.Helper()
 	nodes, err := Apply(context.Background(), tg, NewRegistry(), action, sel)
 	if err != nil {
@@ -282,7 +282,7 @@ func TestSignalFaultsOnRealProcesses(t *testing.T) {
 
 // waitBaseline waits until Watch has taken its baseline: the proc
 // launcher's second Refresh comes after the first observation.
-func waitBaseline(t *testing.T, tg *Target) {
+func waitBaseline(t *testing.T, tg *Cluster) {
 	t.Helper()
 	pl := tg.Launcher.(*procLauncher)
 	waitFor(t, "the watcher's baseline", func() bool { return pl.refreshN.Load() >= 2 })
@@ -362,7 +362,7 @@ func TestLifecycleRestore(t *testing.T) {
 		}
 		nodes := []string{tc.node}
 		old := mustNode(t, tg, tc.node).PID
-		for _, step := range []func(context.Context, *Target, []string) error{
+		for _, step := range []func(context.Context, *Cluster, []string) error{
 			f.Prepare, f.Inject, f.WaitEffective, f.Restore, f.WaitRestored, f.Cleanup,
 		} {
 			if err := step(ctx, tg, nodes); err != nil {

@@ -35,7 +35,7 @@ func TestRedisPrimaryKillFailover(t *testing.T) {
 		t.Fatalf("redis-cluster Up: %v", err)
 	}
 	cl := &countingLauncher{Launcher: redis.ClusterLauncher{}}
-	tg := &Target{Launcher: cl, Env: env, Cluster: c, Events: event.NewMemory(time.Now()), HealthTimeout: 60 * time.Second}
+	tg := &Cluster{Launcher: cl, Env: env, Cluster: c, Events: event.NewMemory(time.Now()), HealthTimeout: 60 * time.Second}
 	t.Cleanup(func() {
 		if err := launcher.Down(context.Background(), tg.Snapshot(), 5*time.Second); err != nil {
 			t.Errorf("Down: %v", err)

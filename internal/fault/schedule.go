@@ -176,7 +176,7 @@ const lateNote = time.Second
 // and the cluster first and runs nothing if that fails. A nil r is a
 // NewResolver(nil). A client fault (crash-client) resolves no selector and
 // acts on t.Load; its events carry no node.
-func Run(ctx context.Context, start time.Time, sched Schedule, t *Target, reg *Registry, r *Resolver) error {
+func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *Registry, r *Resolver) error {
 	if r == nil {
 		r = NewResolver(nil)
 	}
@@ -284,7 +284,7 @@ func sleepUntil(ctx context.Context, at time.Time) error {
 // resolveNow resolves selector against the cluster, refreshed first when the
 // selector depends on roles or on which nodes answer (role selectors, random,
 // any:N); node names, bound names and all need no refresh.
-func resolveNow(ctx context.Context, t *Target, r *Resolver, selector string) ([]string, error) {
+func resolveNow(ctx context.Context, t *Cluster, r *Resolver, selector string) ([]string, error) {
 	if sel, err := parseSelector(selector); err == nil && (sel.kind == selName || sel.kind == selAll) {
 		return r.Resolve(t.Snapshot(), selector)
 	}
@@ -302,7 +302,7 @@ func resolveNow(ctx context.Context, t *Target, r *Resolver, selector string) ([
 // execute runs one fault on nodes: Prepare, the start event, Inject, save,
 // WaitEffective, save, the done or error event. Each phase is bounded by
 // HealthTimeout. prepFailed reports that Prepare failed (nothing to clean up).
-func execute(ctx context.Context, t *Target, f Fault, nodes []string, detail, label string) (prepFailed bool, err error) {
+func execute(ctx context.Context, t *Cluster, f Fault, nodes []string, detail, label string) (prepFailed bool, err error) {
 	startKind, doneKind := event.FaultInject, event.FaultInjected
 	if IsRepair(f) {
 		startKind, doneKind = event.FaultRestore, event.FaultRestored
@@ -312,7 +312,7 @@ func execute(ctx context.Context, t *Target, f Fault, nodes []string, detail, la
 		node = joinNodes(nodes)
 		on = " on " + node
 	}
-	phase := func(fn func(context.Context, *Target, []string) error) error {
+	phase := func(fn func(context.Context, *Cluster, []string) error) error {
 		pctx, cancel := context.WithTimeout(ctx, t.healthTimeout())
 		defer cancel()
 		return fn(pctx, t, nodes)
@@ -345,7 +345,7 @@ func execute(ctx context.Context, t *Target, f Fault, nodes []string, detail, la
 // (start), so checks can run after a fault schedule, then waits for the
 // cluster to be healthy. It writes FaultRestore / FaultRestored events with
 // the label "restore-all" and a ClusterHealthy event at the end.
-func RestoreAll(ctx context.Context, t *Target) error {
+func RestoreAll(ctx context.Context, t *Cluster) error {
 	rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	c, _ := t.Refresh(rctx)
 	cancel()
@@ -392,7 +392,7 @@ func ErrClientFaultOutsideLoad(action Action) error {
 // source), runs Prepare, Inject and WaitEffective, writes the same events as
 // Run and saves the state. It does not wait for health first and does not
 // call Cleanup (the fault stays in place). It returns the resolved nodes.
-func Apply(ctx context.Context, t *Target, reg *Registry, action Action, selector string) ([]string, error) {
+func Apply(ctx context.Context, t *Cluster, reg *Registry, action Action, selector string) ([]string, error) {
 	f, err := reg.New(action)
 	if err != nil {
 		return nil, err

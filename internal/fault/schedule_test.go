@@ -156,7 +156,7 @@ type hookFault struct {
 	after func()
 }
 
-func (h *hookFault) Inject(ctx context.Context, t *Target, nodes []string) error {
+func (h *hookFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
 	err := h.recFault.Inject(ctx, t, nodes)
 	h.after()
 	return err

@@ -24,7 +24,7 @@ func TestResolveFixed(t *testing.T) {
 	et, _ := fakeTarget(t, etcdRoles())
 	rt, _ := fakeTarget(t, redisRoles(), "n1")
 	cases := []struct {
-		tgt  *Target
+		tgt  *Cluster
 		sel  string
 		want []string
 	}{

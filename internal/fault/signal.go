@@ -29,7 +29,7 @@ func forEach(nodes []string, fn func(name string) error) error {
 
 // ownedProcess returns node name and checks that its recorded pid is a
 // running process that is still that node's (not a reused pid).
-func ownedProcess(t *Target, name string) (launcher.Node, error) {
+func ownedProcess(t *Cluster, name string) (launcher.Node, error) {
 	n, err := t.Node(name)
 	if err != nil {
 		return n, err
@@ -59,7 +59,7 @@ func waitState(ctx context.Context, what string, cond func() bool) error {
 }
 
 // markDead records that name's process pid is gone.
-func markDead(t *Target, name string, pid int) {
+func markDead(t *Cluster, name string, pid int) {
 	_ = t.UpdateNode(name, func(n *launcher.Node) {
 		if n.PID == pid {
 			n.PID = 0
@@ -71,14 +71,14 @@ func markDead(t *Target, name string, pid int) {
 // noLifecycle provides the no-op Prepare and Cleanup of signal faults.
 type noLifecycle struct{}
 
-func (noLifecycle) Prepare(context.Context, *Target, []string) error { return nil }
-func (noLifecycle) Cleanup(context.Context, *Target, []string) error { return nil }
+func (noLifecycle) Prepare(context.Context, *Cluster, []string) error { return nil }
+func (noLifecycle) Cleanup(context.Context, *Cluster, []string) error { return nil }
 
 // noUndo provides Restore and WaitRestored for faults without an undo.
 type noUndo struct{}
 
-func (noUndo) Restore(context.Context, *Target, []string) error      { return nil }
-func (noUndo) WaitRestored(context.Context, *Target, []string) error { return nil }
+func (noUndo) Restore(context.Context, *Cluster, []string) error      { return nil }
+func (noUndo) WaitRestored(context.Context, *Cluster, []string) error { return nil }
 
 // killFault sends SIGKILL. Effective when the process is gone; restored by
 // starting the node.
@@ -90,7 +90,7 @@ type killFault struct {
 
 func (*killFault) Name() Action { return ActionKill }
 
-func (f *killFault) Inject(_ context.Context, t *Target, nodes []string) error {
+func (f *killFault) Inject(_ context.Context, t *Cluster, nodes []string) error {
 	f.pids = map[string]int{}
 	return forEach(nodes, func(name string) error {
 		n, err := ownedProcess(t, name)
@@ -105,7 +105,7 @@ func (f *killFault) Inject(_ context.Context, t *Target, nodes []string) error {
 	})
 }
 
-func (f *killFault) WaitEffective(ctx context.Context, t *Target, nodes []string) error {
+func (f *killFault) WaitEffective(ctx context.Context, t *Cluster, nodes []string) error {
 	return forEach(nodes, func(name string) error {
 		pid, ok := f.pids[name]
 		if !ok {
@@ -119,11 +119,11 @@ func (f *killFault) WaitEffective(ctx context.Context, t *Target, nodes []string
 	})
 }
 
-func (f *killFault) Restore(ctx context.Context, t *Target, nodes []string) error {
+func (f *killFault) Restore(ctx context.Context, t *Cluster, nodes []string) error {
 	return f.restore.Inject(ctx, t, nodes)
 }
 
-func (f *killFault) WaitRestored(ctx context.Context, t *Target, nodes []string) error {
+func (f *killFault) WaitRestored(ctx context.Context, t *Cluster, nodes []string) error {
 	return f.restore.WaitEffective(ctx, t, nodes)
 }
 
@@ -138,7 +138,7 @@ type stopFault struct {
 
 func (*stopFault) Name() Action { return ActionStop }
 
-func (f *stopFault) Inject(_ context.Context, t *Target, nodes []string) error {
+func (f *stopFault) Inject(_ context.Context, t *Cluster, nodes []string) error {
 	f.pids = map[string]int{}
 	return forEach(nodes, func(name string) error {
 		n, err := ownedProcess(t, name)
@@ -154,7 +154,7 @@ func (f *stopFault) Inject(_ context.Context, t *Target, nodes []string) error {
 	})
 }
 
-func (f *stopFault) WaitEffective(ctx context.Context, t *Target, nodes []string) error {
+func (f *stopFault) WaitEffective(ctx context.Context, t *Cluster, nodes []string) error {
 	grace := t.stopGrace()
 	return forEach(nodes, func(name string) error {
 		pid, ok := f.pids[name]
@@ -182,11 +182,11 @@ func (f *stopFault) WaitEffective(ctx context.Context, t *Target, nodes []string
 	})
 }
 
-func (f *stopFault) Restore(ctx context.Context, t *Target, nodes []string) error {
+func (f *stopFault) Restore(ctx context.Context, t *Cluster, nodes []string) error {
 	return f.restore.Inject(ctx, t, nodes)
 }
 
-func (f *stopFault) WaitRestored(ctx context.Context, t *Target, nodes []string) error {
+func (f *stopFault) WaitRestored(ctx context.Context, t *Cluster, nodes []string) error {
 	return f.restore.WaitEffective(ctx, t, nodes)
 }
 
@@ -204,7 +204,7 @@ func (*startFault) Name() Action { return ActionStart }
 // Repairs implements Repairer.
 func (*startFault) Repairs() bool { return true }
 
-func (f *startFault) Inject(ctx context.Context, t *Target, nodes []string) error {
+func (f *startFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
 	f.pids = map[string]int{}
 	return forEach(nodes, func(name string) error {
 		n, err := t.Node(name)
@@ -239,7 +239,7 @@ func (f *startFault) Inject(ctx context.Context, t *Target, nodes []string) erro
 }
 
 // checkStarted fails for started nodes whose process is gone again.
-func checkStarted(t *Target, pids map[string]int) error {
+func checkStarted(t *Cluster, pids map[string]int) error {
 	var errs []error
 	for name, pid := range pids {
 		if !launcher.Alive(pid) {
@@ -250,7 +250,7 @@ func checkStarted(t *Target, pids map[string]int) error {
 	return errors.Join(errs...)
 }
 
-func (f *startFault) WaitEffective(ctx context.Context, t *Target, nodes []string) error {
+func (f *startFault) WaitEffective(ctx context.Context, t *Cluster, nodes []string) error {
 	if err := checkStarted(t, f.pids); err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ type restartFault struct {
 
 func (*restartFault) Name() Action { return ActionRestart }
 
-func (f *restartFault) Inject(ctx context.Context, t *Target, nodes []string) error {
+func (f *restartFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
 	serr := f.stop.Inject(ctx, t, nodes)
 	if werr := f.stop.WaitEffective(ctx, t, nodes); werr != nil {
 		return errors.Join(serr, werr)
@@ -285,7 +285,7 @@ func (f *restartFault) Inject(ctx context.Context, t *Target, nodes []string) er
 	return errors.Join(serr, f.start.Inject(ctx, t, stopped))
 }
 
-func (f *restartFault) WaitEffective(ctx context.Context, t *Target, nodes []string) error {
+func (f *restartFault) WaitEffective(ctx context.Context, t *Cluster, nodes []string) error {
 	return f.start.WaitEffective(ctx, t, nodes)
 }
 
@@ -299,7 +299,7 @@ type pauseFault struct {
 
 func (*pauseFault) Name() Action { return ActionPause }
 
-func (f *pauseFault) Inject(_ context.Context, t *Target, nodes []string) error {
+func (f *pauseFault) Inject(_ context.Context, t *Cluster, nodes []string) error {
 	f.pids = map[string]int{}
 	return forEach(nodes, func(name string) error {
 		n, err := ownedProcess(t, name)
@@ -317,7 +317,7 @@ func (f *pauseFault) Inject(_ context.Context, t *Target, nodes []string) error 
 	})
 }
 
-func (f *pauseFault) WaitEffective(ctx context.Context, t *Target, nodes []string) error {
+func (f *pauseFault) WaitEffective(ctx context.Context, t *Cluster, nodes []string) error {
 	return forEach(nodes, func(name string) error {
 		pid, ok := f.pids[name]
 		if !ok {
@@ -337,11 +337,11 @@ func (f *pauseFault) WaitEffective(ctx context.Context, t *Target, nodes []strin
 	})
 }
 
-func (f *pauseFault) Restore(ctx context.Context, t *Target, nodes []string) error {
+func (f *pauseFault) Restore(ctx context.Context, t *Cluster, nodes []string) error {
 	return f.restore.Inject(ctx, t, nodes)
 }
 
-func (f *pauseFault) WaitRestored(ctx context.Context, t *Target, nodes []string) error {
+func (f *pauseFault) WaitRestored(ctx context.Context, t *Cluster, nodes []string) error {
 	return f.restore.WaitEffective(ctx, t, nodes)
 }
 
@@ -358,7 +358,7 @@ func (*resumeFault) Name() Action { return ActionResume }
 // Repairs implements Repairer.
 func (*resumeFault) Repairs() bool { return true }
 
-func (f *resumeFault) Inject(_ context.Context, t *Target, nodes []string) error {
+func (f *resumeFault) Inject(_ context.Context, t *Cluster, nodes []string) error {
 	f.pids = map[string]int{}
 	return forEach(nodes, func(name string) error {
 		n, err := ownedProcess(t, name)
@@ -373,7 +373,7 @@ func (f *resumeFault) Inject(_ context.Context, t *Target, nodes []string) error
 	})
 }
 
-func (f *resumeFault) WaitEffective(ctx context.Context, t *Target, nodes []string) error {
+func (f *resumeFault) WaitEffective(ctx context.Context, t *Cluster, nodes []string) error {
 	err := forEach(nodes, func(name string) error {
 		pid, ok := f.pids[name]
 		if !ok {

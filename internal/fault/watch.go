@@ -19,9 +19,9 @@ const DefaultWatchEvery = 200 * time.Millisecond
 const watchRefreshTimeout = 5 * time.Second
 
 // Watch observes the cluster until ctx ends and writes what changed. Two
-// loops share the Target: one calls the launcher's Refresh again and again
+// loops share the Cluster: one calls the launcher's Refresh again and again
 // (each call bounded by a short timeout, at most one per `every`), merging
-// roles and liveness into the Target; the other, every `every`
+// roles and liveness into the Cluster; the other, every `every`
 // (DefaultWatchEvery when <= 0; 100–250 ms is the useful range), looks at
 // the latest merged state and at every node's process in /proc — so a killed
 // or paused process is seen within one interval even while a Refresh waits
@@ -45,7 +45,7 @@ const watchRefreshTimeout = 5 * time.Second
 // the failure is noted once (and its end once). Run Watch in its own
 // goroutine; it returns when ctx ends and its refresh loop has stopped. It
 // shares t safely with Run, RestoreAll and Apply.
-func Watch(ctx context.Context, t *Target, every time.Duration) {
+func Watch(ctx context.Context, t *Cluster, every time.Duration) {
 	if every <= 0 {
 		every = DefaultWatchEvery
 	}
@@ -118,7 +118,7 @@ const recoveryPollEvery = time.Second
 // recoveryWatch turns a launcher's recovery records (launcher.RecoveryReporter)
 // into FailureDetected and Recovered events, each record once.
 type recoveryWatch struct {
-	t     *Target
+	t     *Cluster
 	rr    launcher.RecoveryReporter // nil: the launcher keeps no records
 	seen  map[string]bool
 	base  bool          // the first poll is the baseline
@@ -126,7 +126,7 @@ type recoveryWatch struct {
 	last  time.Time     // when the last request was made
 }
 
-func newRecoveryWatch(t *Target) *recoveryWatch {
+func newRecoveryWatch(t *Cluster) *recoveryWatch {
 	rr, _ := t.Launcher.(launcher.RecoveryReporter)
 	return &recoveryWatch{t: t, rr: rr, seen: map[string]bool{}, base: true, every: recoveryPollEvery}
 }

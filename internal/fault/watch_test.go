@@ -148,7 +148,7 @@ func TestWatchLive(t *testing.T) {
 	waitEvent(t, tg.Events, "node-up n2", func(e event.Event) bool { return e.Kind == event.NodeUp && e.Node == "n2" })
 	// The watcher's refreshes landed in the shared cluster.
 	if n, _ := tg.Node("n3"); n.Role != launcher.RoleLeader {
-		t.Errorf("n3 role in Target = %q", n.Role)
+		t.Errorf("n3 role in Cluster = %q", n.Role)
 	}
 }
 

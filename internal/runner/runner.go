@@ -37,7 +37,7 @@ const (
 type Config struct {
 	Phase          Phase
 	Threads        int           // worker goroutines (YCSB threadcount)
-	Target         float64       // total operations per second; 0 = closed loop
+	Rate           float64       // total operations per second (the -target flag); 0 = closed loop
 	OperationCount int64         // total operations over all workers; 0 = unbounded
 	Duration       time.Duration // measured time after warm-up (YCSB maxexecutiontime); 0 = unbounded
 	Warmup         time.Duration // time before the measured part; operations run and are recorded, marked warm-up
@@ -54,8 +54,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("threads must be at least 1, got %d", c.Threads)
 	case c.Threads > 100000:
 		return fmt.Errorf("threads must be at most 100000, got %d", c.Threads)
-	case c.Target < 0:
-		return fmt.Errorf("target must not be negative, got %g", c.Target)
+	case c.Rate < 0:
+		return fmt.Errorf("target must not be negative, got %g", c.Rate)
 	case c.OperationCount < 0:
 		return fmt.Errorf("operationcount must not be negative, got %d", c.OperationCount)
 	case c.Duration < 0 || c.Warmup < 0 || c.OpTimeout < 0:
@@ -124,8 +124,8 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		deadline = start.Add(cfg.Warmup + cfg.Duration)
 	}
 	var interval time.Duration
-	if cfg.Target > 0 {
-		interval = time.Duration(float64(time.Second) * float64(cfg.Threads) / cfg.Target)
+	if cfg.Rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(cfg.Threads) / cfg.Rate)
 		if interval <= 0 {
 			interval = 1
 		}

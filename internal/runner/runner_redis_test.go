@@ -122,7 +122,7 @@ func TestOpenLoopAccuracy(t *testing.T) {
 	c := startRedis(t)
 	r := newRig(t, c, 16, 1000)
 	const rate, secs = 2000.0, 30
-	res, tot := r.run(t, runner.Config{Phase: runner.Run, Threads: 16, Target: rate, Duration: secs * time.Second}, time.Second)
+	res, tot := r.run(t, runner.Config{Phase: runner.Run, Threads: 16, Rate: rate, Duration: secs * time.Second}, time.Second)
 	if res.Reason != "duration" {
 		t.Fatalf("run ended by %s", res.Reason)
 	}
@@ -150,7 +150,7 @@ func TestNoCoordinatedOmission(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		_ = syscall.Kill(pid, syscall.SIGCONT)
 	}()
-	res, tot := r.run(t, runner.Config{Phase: runner.Run, Threads: 16, Target: rate, Duration: 9 * time.Second}, 100*time.Millisecond)
+	res, tot := r.run(t, runner.Config{Phase: runner.Run, Threads: 16, Rate: rate, Duration: 9 * time.Second}, 100*time.Millisecond)
 	h := tot.All.Intended
 	maxUs := h.Max()
 	over1s := countAbove(h, 1_000_000)

@@ -111,7 +111,7 @@ func TestConfigValidate(t *testing.T) {
 		{"load needs no end", runner.Config{Phase: runner.Load, Threads: 4}, true},
 		{"run without end", runner.Config{Phase: runner.Run, Threads: 1}, false},
 		{"no threads", runner.Config{Phase: runner.Run, Threads: 0, OperationCount: 1}, false},
-		{"negative target", runner.Config{Phase: runner.Run, Threads: 1, OperationCount: 1, Target: -1}, false},
+		{"negative target", runner.Config{Phase: runner.Run, Threads: 1, OperationCount: 1, Rate: -1}, false},
 		{"bad phase", runner.Config{Phase: "transaction", Threads: 1, OperationCount: 1}, false},
 		{"negative warmup", runner.Config{Phase: runner.Run, Threads: 1, OperationCount: 1, Warmup: -time.Second}, false},
 	}
@@ -159,7 +159,7 @@ func TestErrorsAreClassified(t *testing.T) {
 // is counted as dropped; none is silently skipped.
 func TestOpenLoopSchedule(t *testing.T) {
 	d := &countingDriver{}
-	res, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: 4, Target: 400, Duration: time.Second}, testWorkload(t, 10), d, nil)
+	res, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: 4, Rate: 400, Duration: time.Second}, testWorkload(t, 10), d, nil)
 	if got := tot.All.OK + res.Dropped; got != 400 {
 		t.Fatalf("ran %d + dropped %d = %d, want exactly the 400 operations due in 1 s", tot.All.OK, res.Dropped, got)
 	}
@@ -177,7 +177,7 @@ func TestLatencyFromIntendedStart(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		close(d.block)
 	}()
-	res, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: 1, Target: 100, Duration: time.Second}, testWorkload(t, 10), d, nil)
+	res, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: 1, Rate: 100, Duration: time.Second}, testWorkload(t, 10), d, nil)
 	// the first operation (due at 0) waited ~300 ms; so did the ~30 due during the block, decreasingly
 	if tot.All.Intended.Max() < 250_000 {
 		t.Errorf("max intended latency %d µs, want ≥ 250 ms", tot.All.Intended.Max())

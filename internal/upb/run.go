@@ -322,7 +322,7 @@ func (r *run) stepK(ctx context.Context, k int) (err error) {
 	if k == 0 {
 		return nil
 	}
-	ft := &fault.Target{Launcher: r.tgt.Launcher, Env: r.env, Cluster: c, Events: r.evs, Save: r.m.Save}
+	ft := &fault.Cluster{Launcher: r.tgt.Launcher, Env: r.env, Cluster: c, Events: r.evs, Save: r.m.Save}
 	reg := fault.NewRegistry()
 	var failed []string
 	for f := 1; f <= k; f++ {

@@ -39,7 +39,7 @@ type scenarioRun struct {
 	sum      *rundir.Summary
 	manager  *clusterctl.Manager // nil with external endpoints
 	cluster  *launcher.Cluster   // the launched cluster; nil with external endpoints
-	faults   *fault.Cluster       // what faults act on; nil with external endpoints
+	faults   *fault.Cluster      // what faults act on; nil with external endpoints
 	rate     float64             // the measured run's target rate (0: closed loop)
 	tracker  *check.Tracker      // lost-write tracking; nil when not asked
 	schedErr error               // the schedule's error, reported in the summary

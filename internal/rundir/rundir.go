@@ -1,7 +1,8 @@
-// Package rundir creates run directories (runs/<UTC time>-<name>/) and
-// writes the files every run has besides measurements: env.json (versions
-// and host) and JSON documents such as summary.json, always atomically so a
-// reader never sees half a file.
+// Package rundir owns the run directory (runs/<UTC time>-<name>/): the
+// opener every run starts with (Open: the directory, env.json, events.jsonl),
+// the schemas of the files every run has besides measurements — env.json
+// (Env), summary.json (Summary, Totals) — shared by the writers and the
+// report's reader, and atomic writes so a reader never sees half a file.
 package rundir
 
 import (

@@ -170,6 +170,10 @@ type Sample struct {
 	Ended time.Time
 	// Behind marks an operation that started late against its schedule.
 	Behind bool
+	// Woke marks an operation whose worker waited for its intended start:
+	// Started - Intended is then the harness's own wake-up lag (for an
+	// operation that did not wait, the delay is the schedule's backlog).
+	Woke bool
 }
 
 // WindowRow is one row of windows.csv: one operation type (or ALL) in one

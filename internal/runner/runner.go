@@ -43,6 +43,9 @@ type Config struct {
 	Warmup         time.Duration // time before the measured part; operations run and are recorded, marked warm-up
 	OpTimeout      time.Duration // per-operation deadline; default 10 s
 	Seed           int64         // passed to workload threads
+	// Wake is how an open-loop worker waits for an intended start
+	// (WakeSpin when empty); see WakeMode.
+	Wake WakeMode
 }
 
 // Validate checks the configuration.
@@ -50,6 +53,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Phase != Load && c.Phase != Run:
 		return fmt.Errorf("phase must be load or run, got %q", c.Phase)
+	case c.Wake != "" && c.Wake != WakeSpin && c.Wake != WakeSleep:
+		return fmt.Errorf("wake must be %s or %s, got %q", WakeSpin, WakeSleep, c.Wake)
 	case c.Threads < 1:
 		return fmt.Errorf("threads must be at least 1, got %d", c.Threads)
 	case c.Threads > 100000:
@@ -213,12 +218,8 @@ type worker struct {
 }
 
 func (w *worker) loop(ctx context.Context) {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	wake := newWaker(w.cfg.Wake)
+	defer wake.stop()
 	behindAfter := w.interval
 	if behindAfter < time.Millisecond {
 		behindAfter = time.Millisecond
@@ -228,6 +229,7 @@ func (w *worker) loop(ctx context.Context) {
 			return
 		}
 		var intended time.Time
+		waited := false
 		if w.interval > 0 {
 			intended = w.next
 			w.next = w.next.Add(w.interval)
@@ -235,17 +237,9 @@ func (w *worker) loop(ctx context.Context) {
 				w.timeUp = true
 				return
 			}
-			if d := time.Until(intended); d > 0 {
-				if timer == nil {
-					timer = time.NewTimer(d)
-				} else {
-					timer.Reset(d)
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-timer.C:
-				}
+			var ok bool
+			if ok, waited = wake.wait(ctx, intended); !ok {
+				return
 			}
 		}
 		if !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
@@ -283,7 +277,7 @@ func (w *worker) loop(ctx context.Context) {
 		}
 		w.rec.Record(measure.Sample{
 			Op: int(w.op.Kind), Class: outcome.ClassOf(err),
-			Intended: intended, Started: started, Ended: ended, Behind: late,
+			Intended: intended, Started: started, Ended: ended, Behind: late, Woke: waited,
 		})
 		if w.cfg.Phase == Run {
 			w.thread.Done(&w.op, err == nil)

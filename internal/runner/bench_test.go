@@ -21,4 +21,3 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 	res, _ := runWithB(b, context.Background(), cfg, wl, d)
 	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(res.Ops), "ns/op-wall")
 }
-

@@ -13,6 +13,7 @@ import (
 	"github.com/faultbench/faultbench/internal/clusterctl"
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/netns"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/targets"
@@ -35,6 +36,9 @@ func commands() []command {
 		{name: "compare", summary: "compare run directories side by side (text, md, csv, html)", run: (*app).compareCmd},
 		{name: "cleanup", summary: "end processes and remove files a crashed faultbench left behind", run: (*app).cleanup},
 		{name: "node", summary: "run a database node (internal, used by launchers)", hidden: true, run: (*app).node},
+		{name: netns.ExecCommand, summary: "run a program inside a network namespace (internal, used by --net)", hidden: true, run: func(_ *app, _ context.Context, args []string) error {
+			return netns.Exec(args)
+		}},
 	}
 }
 
@@ -106,6 +110,7 @@ func (a *app) warnLeftovers(stateDir string) {
 const clusterExamples = `  faultbench cluster up etcd --nodes 3
   faultbench cluster up redis-cluster --nodes 3 --replicas 1 -o redis.cluster-node-timeout=1000
   faultbench cluster up txkv --servers 3                  # coordinator + 3 region servers
+  faultbench cluster up etcd --nodes 5 --net              # each member in its own network namespace (root)
   faultbench cluster status etcd
   faultbench cluster down etcd`
 
@@ -125,6 +130,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	dir := fs.String("dir", "", "directory for node data and logs (default: a new temp dir)")
 	name := fs.String("name", "", "cluster name in the state file (default: the target)")
 	keep := fs.Bool("keep-data", false, "down: keep data directories")
+	netNS := fs.Bool("net", false, "up: every node in a network namespace of its own (198.18.0.0/15, needs root), for network faults (docs/faults.md)")
 	var opts listFlag
 	fs.Var(&opts, "o", "launcher option `key=value` (repeatable), see docs/targets-*.md")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
@@ -167,6 +173,9 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 				return usagef("-o %q: expected key=value", kv)
 			}
 			o[k] = v
+		}
+		if *netNS {
+			o[clusterctl.OptNet] = clusterctl.NetNamespaces
 		}
 		uctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()

@@ -65,11 +65,16 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 		}
 		_ = m.Store.Remove(spec.Name)
 	}
-	c, err := t.Launcher.Up(ctx, m.Env, spec)
+	env, nw, err := m.netEnv(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s cluster: %w", kind, err)
+	}
+	c, err := t.Launcher.Up(ctx, env, spec)
 	if c != nil {
 		c.Name = spec.Name
 		c.Detached = spec.Detached
 		c.OwnerPID = os.Getpid()
+		recordNet(c, nw)
 		if serr := m.Store.Save(c); serr != nil && err == nil {
 			err = serr
 		}
@@ -78,6 +83,9 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 		if c != nil {
 			_ = launcher.Down(context.WithoutCancel(ctx), c, m.Grace)
 			_ = m.Store.Remove(spec.Name)
+		}
+		if nw != nil {
+			_ = nw.Destroy(context.WithoutCancel(ctx))
 		}
 		return nil, fmt.Errorf("starting %s cluster: %w", kind, err)
 	}
@@ -113,6 +121,10 @@ func (m *Manager) Down(ctx context.Context, name string) error {
 
 func (m *Manager) down(ctx context.Context, c *launcher.Cluster) error {
 	if err := launcher.Down(ctx, c, m.Grace); err != nil {
+		_ = m.Store.Save(c)
+		return fmt.Errorf("cluster %s: %w", c.Name, err)
+	}
+	if err := downNet(ctx, c); err != nil {
 		_ = m.Store.Save(c)
 		return fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
@@ -198,6 +210,11 @@ func (m *Manager) Cleanup(ctx context.Context, all bool, w io.Writer) error {
 			pids = append(pids, fmt.Sprint(r.PID))
 		}
 		fmt.Fprintf(w, "removed %s (%s): stopped %d processes [%s], removed %s\n", c.Name, c.Kind, len(running), strings.Join(pids, " "), c.Dir)
+	}
+	removed, err := m.cleanupNets(ctx, w)
+	n += removed
+	if err != nil {
+		out = append(out, err)
 	}
 	if n == 0 && len(out) == 0 {
 		fmt.Fprintln(w, "nothing to clean up")

@@ -246,6 +246,24 @@ type Addresser interface {
 	Port(host string) (int, error)
 }
 
+// ArgvWrapper is an optional ability of an Addresser whose nodes must run
+// somewhere special, e.g. inside a network namespace of their own
+// (internal/netns): it turns node i's command line into the one to spawn.
+type ArgvWrapper interface {
+	// WrapArgv returns the command line that runs argv as node i (0-based).
+	WrapArgv(i int, argv []string) []string
+}
+
+// NodeArgv returns the command line that starts node i (0-based) with argv:
+// argv itself, unless the Addresser wraps it (see ArgvWrapper). Launchers
+// record the result as Node.Argv, so restarts run the same way.
+func (e *Env) NodeArgv(i int, argv []string) []string {
+	if w, ok := e.Addrs.(ArgvWrapper); ok {
+		return w.WrapArgv(i, argv)
+	}
+	return argv
+}
+
 // LoopbackAddresser puts every node on 127.0.0.1 with free ports.
 type LoopbackAddresser struct{}
 

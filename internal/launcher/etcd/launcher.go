@@ -202,14 +202,14 @@ func (l Launcher) upOnce(ctx context.Context, env *launcher.Env, spec launcher.S
 	initialCluster := strings.Join(ic, ",")
 	token := "faultbench-" + name + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 
-	for _, p := range plans {
+	for i, p := range plans {
 		c.Nodes = append(c.Nodes, launcher.Node{
 			Name:     p.name,
 			Addr:     hostPort(p.host, p.clientPort),
 			PeerAddr: hostPort(p.host, p.peerPort),
 			DataDir:  p.dataDir,
 			LogFile:  p.logFn,
-			Argv:     nodeArgv(env.Self, p, initialCluster, token, "new", o, o.startTimeout),
+			Argv:     env.NodeArgv(i, nodeArgv(env.Self, p, initialCluster, token, "new", o, o.startTimeout)),
 			Down:     true,
 		})
 	}
@@ -246,7 +246,7 @@ func (l Launcher) upOnce(ctx context.Context, env *launcher.Env, spec launcher.S
 	// From now on a member (re)starts into an existing cluster, and may wait
 	// for its peers as long as it takes (they may be down on purpose).
 	for i := range c.Nodes {
-		c.Nodes[i].Argv = nodeArgv(env.Self, plans[i], initialCluster, token, "existing", o, 0)
+		c.Nodes[i].Argv = env.NodeArgv(i, nodeArgv(env.Self, plans[i], initialCluster, token, "existing", o, 0))
 	}
 	return c, nil
 }

@@ -1,0 +1,131 @@
+package clusterctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/netns"
+)
+
+// Option keys of every launcher for the cluster's network (docs/faults.md).
+const (
+	// OptNet selects where nodes listen: "netns" puts every node in a
+	// network namespace of its own (internal/netns, needs root), so that
+	// network faults can act on it; "" or "loopback" keeps 127.0.0.1.
+	OptNet = "net"
+	// OptNetState is recorded by Up: the cluster network's state file.
+	OptNetState = "net.state"
+)
+
+// NetNamespaces is OptNet's value for one network namespace per node.
+const NetNamespaces = "netns"
+
+// netEnv returns the Env the launcher starts spec's nodes with: m.Env, or,
+// when spec asks for namespaces, a new Env whose Addresser places and runs
+// every node in the namespace of a cluster network created here.
+func (m *Manager) netEnv(ctx context.Context, spec launcher.Spec) (*launcher.Env, *netns.Network, error) {
+	switch v := spec.Options[OptNet]; v {
+	case "", "loopback", "127.0.0.1":
+		return m.Env, nil, nil
+	case NetNamespaces, "true":
+	default:
+		return nil, nil, fmt.Errorf("option %s=%q: want %s (a network namespace per node) or loopback", OptNet, v, NetNamespaces)
+	}
+	nodes := spec.Nodes * (1 + max(spec.Replicas, 0))
+	nodes++ // a spare for launchers with one extra node (txkv's coordinator)
+	nw, err := netns.Create(ctx, m.Store.Dir, spec.Name, nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := nw.Addresser(m.Env.Self)
+	if err != nil {
+		_ = nw.Destroy(context.WithoutCancel(ctx))
+		return nil, nil, err
+	}
+	env, err := launcher.NewEnv()
+	if err != nil {
+		_ = nw.Destroy(context.WithoutCancel(ctx))
+		return nil, nil, err
+	}
+	env.Self, env.Addrs, env.OnExit = m.Env.Self, a, m.Env.OnExit
+	return env, nw, nil
+}
+
+// recordNet notes c's cluster network in its options.
+func recordNet(c *launcher.Cluster, nw *netns.Network) {
+	if nw == nil {
+		return
+	}
+	if c.Options == nil {
+		c.Options = map[string]string{}
+	}
+	c.Options[OptNet] = NetNamespaces
+	c.Options[OptNetState] = nw.Path()
+}
+
+// NetworkOf returns the cluster network of c, or nil when its nodes run on
+// 127.0.0.1.
+func NetworkOf(c *launcher.Cluster) (*netns.Network, error) {
+	p := c.Options[OptNetState]
+	if p == "" {
+		return nil, nil
+	}
+	return netns.Open(p)
+}
+
+// downNet removes c's cluster network (namespaces, links, rules), if any.
+func downNet(ctx context.Context, c *launcher.Cluster) error {
+	p := c.Options[OptNetState]
+	if p == "" {
+		return nil
+	}
+	nw, err := netns.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return nw.Destroy(ctx)
+}
+
+// cleanupNets removes cluster networks whose cluster is no longer
+// recorded (a faultbench killed while starting it) and reports them to w.
+func (m *Manager) cleanupNets(ctx context.Context, w io.Writer) (int, error) {
+	ents, err := os.ReadDir(netns.Dir(m.Store.Dir))
+	if err != nil {
+		return 0, nil
+	}
+	var errs []error
+	n := 0
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(name, ".") {
+			continue
+		}
+		if _, err := m.Store.Load(name); err == nil {
+			continue // its cluster is recorded: removed with it
+		}
+		nw, err := netns.Open(filepath.Join(netns.Dir(m.Store.Dir), e.Name()))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		st, _ := nw.State()
+		if err := nw.Destroy(ctx); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+		if st != nil {
+			fmt.Fprintf(w, "removed the network of %s: %d namespaces, %d rules\n", name, len(st.Namespaces), len(st.Rules))
+		}
+	}
+	return n, errors.Join(errs...)
+}

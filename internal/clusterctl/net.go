@@ -13,18 +13,12 @@ import (
 	"github.com/faultbench/faultbench/internal/netns"
 )
 
-// Option keys of every launcher for the cluster's network (docs/faults.md).
+// Option keys of every launcher for the cluster's network; see netns.OptNet.
 const (
-	// OptNet selects where nodes listen: "netns" puts every node in a
-	// network namespace of its own (internal/netns, needs root), so that
-	// network faults can act on it; "" or "loopback" keeps 127.0.0.1.
-	OptNet = "net"
-	// OptNetState is recorded by Up: the cluster network's state file.
-	OptNetState = "net.state"
+	OptNet        = netns.OptNet
+	OptNetState   = netns.OptNetState
+	NetNamespaces = netns.NetNamespaces
 )
-
-// NetNamespaces is OptNet's value for one network namespace per node.
-const NetNamespaces = "netns"
 
 // netEnv returns the Env the launcher starts spec's nodes with: m.Env, or,
 // when spec asks for namespaces, a new Env whose Addresser places and runs

@@ -118,6 +118,10 @@ func NewRegistry() *Registry {
 	r.Register(ActionPause, func() Fault { return &pauseFault{} })
 	r.Register(ActionResume, func() Fault { return &resumeFault{} })
 	r.Register(ActionCrashClient, func() Fault { return &crashClientFault{} })
+	r.Register(ActionPartition, func() Fault { return &partitionFault{} })
+	r.Register(ActionHeal, func() Fault { return &healFault{} })
+	r.Register(ActionLoss, func() Fault { return &linkFault{action: ActionLoss} })
+	r.Register(ActionBandwidth, func() Fault { return &linkFault{action: ActionBandwidth} })
 	return r
 }
 

@@ -104,6 +104,14 @@ func (s Schedule) ValidateFor(reg *Registry, c *launcher.Cluster) error {
 		if st.Hold != 0 {
 			bad(i, "hold is a parameter of %s only, not of %s", ActionCrashClient, st.Action)
 		}
+		if f, err := reg.New(st.Action); err == nil {
+			if af, ok := f.(argFault); ok { // network faults: their own argument syntax
+				if err := af.checkArg(st.Node); err != nil {
+					bad(i, "%v", err)
+				}
+				continue
+			}
+		}
 		if sel, err := parseSelector(st.Node); err != nil {
 			bad(i, "%v", err)
 		} else if sel.kind == selName {
@@ -237,7 +245,7 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 		}
 		var nodes []string // a client fault acts on no node
 		if !IsClientFault(f) {
-			nodes, err = resolveNow(ctx, t, r, st.Node)
+			nodes, err = resolveFault(ctx, t, r, f, st.Node)
 		}
 		if err != nil {
 			t.emit(event.FaultError, "", fmt.Sprintf("%s: %v", detail, err), label)
@@ -362,6 +370,7 @@ func RestoreAll(ctx context.Context, t *Cluster) error {
 	sortNames(toStart)
 	const label = "restore-all"
 	var errs []error
+	errs = append(errs, healNetwork(ctx, t, label))
 	if len(toResume) > 0 {
 		_, err := execute(ctx, t, &resumeFault{}, toResume, "resume "+joinNodes(toResume), label)
 		errs = append(errs, err)
@@ -400,7 +409,7 @@ func Apply(ctx context.Context, t *Cluster, reg *Registry, action Action, select
 	if IsClientFault(f) {
 		return nil, ErrClientFaultOutsideLoad(action)
 	}
-	nodes, err := resolveNow(ctx, t, newTimeResolver(), selector)
+	nodes, err := resolveFault(ctx, t, newTimeResolver(), f, selector)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", action, selector, err)
 	}

@@ -50,6 +50,20 @@ const (
 	aliasPrefix = "faultbench "
 )
 
+// Cluster option keys (launcher.Spec.Options, recorded in the cluster's
+// state) for the cluster's network.
+const (
+	// OptNet selects where nodes listen: "netns" puts every node in a
+	// network namespace of its own (needs root), so that network faults can
+	// act on it; "" or "loopback" keeps every node on 127.0.0.1.
+	OptNet = "net"
+	// OptNetState is recorded when the cluster starts: the path of the
+	// cluster network's state file.
+	OptNetState = "net.state"
+	// NetNamespaces is OptNet's value for a network namespace per node.
+	NetNamespaces = "netns"
+)
+
 // StateVersion is the version of the state file layout.
 const StateVersion = 1
 

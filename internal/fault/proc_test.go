@@ -18,6 +18,7 @@ import (
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/launcher/etcd"
+	"github.com/faultbench/faultbench/internal/netns"
 )
 
 // helperIgnoreTerm makes the test binary act as a node process that ignores
@@ -30,6 +31,13 @@ func TestMain(m *testing.M) {
 		fmt.Println("ready")
 		time.Sleep(5 * time.Minute)
 		os.Exit(0)
+	}
+	// With nodes in network namespaces the launcher spawns
+	// `<self> netns-exec NS -- <self> node etcd ...`.
+	if len(os.Args) > 1 && os.Args[1] == netns.ExecCommand {
+		err := netns.Exec(os.Args[2:])
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	// The etcd launcher spawns `<self> node etcd ...`; the test binary
 	// stands in for faultbench (see internal/launcher/etcd's tests).

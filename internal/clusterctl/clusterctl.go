@@ -200,6 +200,7 @@ func (m *Manager) Cleanup(ctx context.Context, all bool, w io.Writer) error {
 			continue
 		}
 		running := c.RunningNodes()
+		netText := netSummary(c)
 		if err := m.down(ctx, c); err != nil {
 			out = append(out, err)
 			continue
@@ -209,7 +210,7 @@ func (m *Manager) Cleanup(ctx context.Context, all bool, w io.Writer) error {
 		for _, r := range running {
 			pids = append(pids, fmt.Sprint(r.PID))
 		}
-		fmt.Fprintf(w, "removed %s (%s): stopped %d processes [%s], removed %s\n", c.Name, c.Kind, len(running), strings.Join(pids, " "), c.Dir)
+		fmt.Fprintf(w, "removed %s (%s): stopped %d processes [%s], removed %s%s\n", c.Name, c.Kind, len(running), strings.Join(pids, " "), c.Dir, netText)
 	}
 	removed, err := m.cleanupNets(ctx, w)
 	n += removed

@@ -123,3 +123,17 @@ func (m *Manager) cleanupNets(ctx context.Context, w io.Writer) (int, error) {
 	}
 	return n, errors.Join(errs...)
 }
+
+// netSummary describes c's cluster network for cleanup's report ("" when
+// it has none).
+func netSummary(c *launcher.Cluster) string {
+	nw, err := NetworkOf(c)
+	if err != nil || nw == nil {
+		return ""
+	}
+	st, err := nw.State()
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf(", network %s: %d namespaces, %d links, %d rules", st.Subnet, len(st.Namespaces), len(st.Links), len(st.Rules))
+}

@@ -12,7 +12,17 @@ import (
 	"time"
 
 	vnetns "github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
+
+// getsid returns this process's session id.
+func getsid() int {
+	sid, err := unix.Getsid(0)
+	if err != nil {
+		return -1
+	}
+	return sid
+}
 
 // ExecCommand is the hidden faultbench command that runs a program inside a
 // named namespace: `faultbench netns-exec NS -- PROGRAM ARGS...`.
@@ -32,8 +42,20 @@ func Exec(args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", ExecCommand, err)
 	}
+	ppid := os.Getppid()
 	// The namespace belongs to the thread; execve keeps the calling thread's.
 	runtime.LockOSThread()
+	// So does the parent-death signal, and this thread was not the one
+	// forked with it: a node that dies with faultbench (not a session
+	// leader, see launcher.Env.Spawn) gets it again here.
+	if unix.Getpid() != getsid() {
+		if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+			return fmt.Errorf("%s: parent-death signal: %w", ExecCommand, err)
+		}
+		if os.Getppid() != ppid {
+			return fmt.Errorf("%s: faultbench exited before the node started", ExecCommand)
+		}
+	}
 	ns, err := vnetns.GetFromName(name)
 	if err != nil {
 		return fmt.Errorf("%s: namespace %s: %w", ExecCommand, name, err)

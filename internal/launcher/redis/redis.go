@@ -216,6 +216,8 @@ type nodePlan struct {
 	dataDir   string
 	logFile   string
 	replicaOf string // standalone replicas: host:port of the primary
+	// wrap turns the command line into the one spawned (launcher.Env.NodeArgv)
+	wrap func([]string) []string
 }
 
 func (p *nodePlan) addr() string { return net.JoinHostPort(p.host, strconv.Itoa(p.port)) }
@@ -257,6 +259,9 @@ func (p *nodePlan) argv(cfg config) []string {
 	if p.replicaOf != "" {
 		h, port, _ := net.SplitHostPort(p.replicaOf)
 		a = append(a, "--replicaof", h, port)
+	}
+	if p.wrap != nil {
+		return p.wrap(a)
 	}
 	return a
 }
@@ -310,6 +315,7 @@ func planNodes(env *launcher.Env, dir string, n int, bus bool) ([]nodePlan, erro
 		p := &plans[i]
 		p.name = "n" + strconv.Itoa(i+1)
 		p.host = env.Addrs.Host(i)
+		p.wrap = func(a []string) []string { return env.NodeArgv(i, a) }
 		p.dir = filepath.Join(dir, p.name)
 		p.dataDir = filepath.Join(p.dir, "data")
 		p.logFile = filepath.Join(p.dir, "node.log")

@@ -264,9 +264,11 @@ func (f *partitionFault) resolveArg(c *launcher.Cluster, r *Resolver, arg string
 	if bridge != nil {
 		f.groups = [][]string{a, bridge, b}
 	}
-	nodes := append(append(append([]string(nil), a...), bridge...), b...)
-	sortNames(nodes)
-	return nodes, nil
+	// The nodes a partition acts on, in events: the side cut off (the
+	// selected nodes, the first group).
+	out := append([]string(nil), a...)
+	sortNames(out)
+	return out, nil
 }
 
 // describe renders the partition: "n1 | n2,n3 (both directions)".

@@ -202,8 +202,8 @@ func TestEtcdPartitionLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(nodes) != 3 {
-		t.Fatalf("partition acts on %v, want all 3 members", nodes)
+	if len(nodes) != 1 {
+		t.Fatalf("partition acts on %v, want the leader only", nodes)
 	}
 	st, err := nw.State()
 	if err != nil {
@@ -213,14 +213,14 @@ func TestEtcdPartitionLeader(t *testing.T) {
 		return e.Kind == event.Note && strings.HasPrefix(e.Detail, "partition holds (measured)")
 	})
 	t.Logf("%s", holds.Detail)
-	// who was isolated: the node with a rule dropping from two addresses
-	var old string
+	// the isolated node drops from both others
+	old := nodes[0]
 	for _, r := range st.Rules {
-		if strings.Count(r.What, ",") == 1 {
-			old = r.Node
+		if (r.Node == old) != (strings.Count(r.What, ",") == 1) {
+			t.Errorf("rule %+v: only the isolated %s drops from two addresses", r, old)
 		}
 	}
-	if old == "" || len(st.Rules) != 3 {
+	if len(st.Rules) != 3 {
 		t.Fatalf("rules %+v: want one per member, the isolated one dropping from both others", st.Rules)
 	}
 	oldNode, _ := st.Node(old)

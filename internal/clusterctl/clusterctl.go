@@ -69,7 +69,7 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 	if err != nil {
 		return nil, fmt.Errorf("starting %s cluster: %w", kind, err)
 	}
-	c, err := t.Launcher.Up(ctx, env, spec)
+	c, err := t.Launcher.Up(ctx, env, launcherSpec(spec))
 	if c != nil {
 		c.Name = spec.Name
 		c.Detached = spec.Detached

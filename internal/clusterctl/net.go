@@ -137,3 +137,19 @@ func netSummary(c *launcher.Cluster) string {
 	}
 	return fmt.Sprintf(", network %s: %d namespaces, %d links, %d rules", st.Subnet, len(st.Namespaces), len(st.Links), len(st.Rules))
 }
+
+// launcherSpec returns spec without the network options, which are this
+// package's business, not the launcher's.
+func launcherSpec(spec launcher.Spec) launcher.Spec {
+	if _, ok := spec.Options[OptNet]; !ok {
+		return spec
+	}
+	o := make(map[string]string, len(spec.Options))
+	for k, v := range spec.Options {
+		if k != OptNet && k != OptNetState {
+			o[k] = v
+		}
+	}
+	spec.Options = o
+	return spec
+}

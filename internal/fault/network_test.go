@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,14 @@ import (
 	"github.com/faultbench/faultbench/internal/launcher/etcd"
 	"github.com/faultbench/faultbench/internal/netns"
 )
+
+// The test binary stands in for faultbench's netns-exec (see TestMain):
+// execve from the main thread, as cmd/faultbench does.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == netns.ExecCommand {
+		runtime.LockOSThread()
+	}
+}
 
 // fiveNodes is a cluster of n1..n5 with n4 as leader, all up (pids of this
 // test process, which runs).

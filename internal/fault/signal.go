@@ -38,7 +38,7 @@ func ownedProcess(t *Cluster, name string) (launcher.Node, error) {
 		return n, fmt.Errorf("%s is not running (recorded pid %d)", name, n.PID)
 	}
 	if !launcher.RunsNode(&n) {
-		return n, fmt.Errorf("%s: pid %d is no longer its process (command line lacks %q)", name, n.PID, filepath.Base(n.Argv[0]))
+		return n, fmt.Errorf("%s: pid %d is no longer its process (command line lacks %q)", name, n.PID, filepath.Base(launcher.Program(n.Argv)))
 	}
 	return n, nil
 }

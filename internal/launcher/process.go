@@ -169,7 +169,21 @@ func RunsNode(n *Node) bool {
 	if err != nil {
 		return false
 	}
-	return len(b) == 0 || bytes.Contains(bytes.ReplaceAll(b, []byte{0}, []byte{' '}), []byte(filepath.Base(n.Argv[0])))
+	return len(b) == 0 || bytes.Contains(bytes.ReplaceAll(b, []byte{0}, []byte{' '}), []byte(filepath.Base(Program(n.Argv))))
+}
+
+// Program returns the program a node's command line runs: argv[0], or for a
+// command line wrapped to run in a network namespace (`faultbench
+// netns-exec NS -- PROGRAM ...`, see ArgvWrapper) the PROGRAM the wrapper
+// becomes.
+func Program(argv []string) string {
+	if len(argv) > 4 && argv[1] == "netns-exec" && argv[3] == "--" {
+		return argv[4]
+	}
+	if len(argv) == 0 {
+		return ""
+	}
+	return argv[0]
 }
 
 // CmdlineContains reports whether pid's command line contains s (a guard

@@ -30,7 +30,9 @@ const ExecCommand = "netns-exec"
 
 // Exec is the body of `faultbench netns-exec NS -- ARGV...`: it locks its
 // thread, moves it into the named network namespace and replaces the
-// process with ARGV (execve, no shell). The program keeps this process's
+// process with ARGV (execve, no shell). Call it on the main thread (lock
+// the main goroutine in an init function when this command is asked for):
+// an execve from another thread briefly shows the pid as a zombie. The program keeps this process's
 // pid, environment, open stdout/stderr and parent-death signal. It returns
 // only on error.
 func Exec(args []string) error {

@@ -42,7 +42,7 @@ func TestValidateRejects(t *testing.T) {
 			{At: 2 * time.Second, Action: ActionKill, Node: "n1"},
 			{At: time.Second, Action: ActionStart, Node: "n1"},
 		}, []string{"step 2", "time order", "1s comes after 2s"}},
-		{"unknown action", Schedule{{Action: "explode", Node: "n1"}}, []string{`unknown fault action "explode"`, "kill, pause, restart, resume, start, stop"}},
+		{"unknown action", Schedule{{Action: "explode", Node: "n1"}}, []string{`unknown fault action "explode"`, "heal, kill, loss, partition, pause, restart, resume, start, stop"}},
 		{"empty node", Schedule{{Action: ActionKill}}, []string{"empty node selector", "leader"}},
 		{"bad any", Schedule{{Action: ActionKill, Node: "any:0"}}, []string{"any:N"}},
 		{"used before bound", Schedule{
@@ -245,8 +245,8 @@ func TestRunRejectsInvalidScheduleUpFront(t *testing.T) {
 }
 
 func TestRegistryUnknownListsKnown(t *testing.T) {
-	_, err := NewRegistry().New("partition")
-	if err == nil || !strings.Contains(err.Error(), "known: crash-client, kill, pause, restart, resume, start, stop") {
+	_, err := NewRegistry().New("explode")
+	if err == nil || !strings.Contains(err.Error(), "known: bandwidth, crash-client, heal, kill, loss, partition, pause, restart, resume, start, stop") {
 		t.Errorf("err = %v", err)
 	}
 	for _, a := range NewRegistry().Names() {
@@ -254,7 +254,7 @@ func TestRegistryUnknownListsKnown(t *testing.T) {
 		if err != nil || f.Name() != a {
 			t.Errorf("New(%s) = %v, %v", a, f, err)
 		}
-		if want := a == ActionStart || a == ActionResume; IsRepair(f) != want {
+		if want := a == ActionStart || a == ActionResume || a == ActionHeal; IsRepair(f) != want {
 			t.Errorf("IsRepair(%s) = %v", a, IsRepair(f))
 		}
 		if want := a == ActionCrashClient; IsClientFault(f) != want {

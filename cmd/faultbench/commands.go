@@ -39,6 +39,9 @@ func commands() []command {
 		{name: netns.ExecCommand, summary: "run a program inside a network namespace (internal, used by --net)", hidden: true, run: func(_ *app, _ context.Context, args []string) error {
 			return netns.Exec(args)
 		}},
+		{name: netns.RelayCommand, summary: "delay relay inside a node's network namespace (internal, used by fault delay)", hidden: true, run: func(_ *app, ctx context.Context, args []string) error {
+			return netns.RunRelay(ctx, args)
+		}},
 	}
 }
 

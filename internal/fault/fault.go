@@ -122,6 +122,7 @@ func NewRegistry() *Registry {
 	r.Register(ActionHeal, func() Fault { return &healFault{} })
 	r.Register(ActionLoss, func() Fault { return &linkFault{action: ActionLoss} })
 	r.Register(ActionBandwidth, func() Fault { return &linkFault{action: ActionBandwidth} })
+	r.Register(ActionDelay, func() Fault { return &linkFault{action: ActionDelay} })
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ const (
 	ActionHeal      Action = "heal"      // remove network faults
 	ActionLoss      Action = "loss"      // drop a fraction of the packets a node receives
 	ActionBandwidth Action = "bandwidth" // limit what a node sends (tc tbf)
+	ActionDelay     Action = "delay"     // hold what a node sends (userspace relay)
 )
 
 // Partition keywords (besides every node selector, which isolates the
@@ -578,6 +580,7 @@ type linkFault struct {
 	action Action
 	loss   float64 // loss: fraction
 	rate   uint64  // bandwidth: bytes per second
+	delay  netns.DelaySpec
 	owner  string
 }
 
@@ -625,15 +628,21 @@ func ParseRate(s string) (uint64, error) {
 
 func (f *linkFault) parseValue(v string) error {
 	if v == "" {
-		if f.action == ActionLoss {
+		switch f.action {
+		case ActionLoss:
 			return errors.New("loss needs a node and a percentage, e.g. `loss n2 20%`")
+		case ActionDelay:
+			return errors.New("delay needs a node and a duration, e.g. `delay n1 200ms±20ms`")
 		}
 		return errors.New("bandwidth needs a node and a rate, e.g. `bandwidth n3 1mbit`")
 	}
 	var err error
-	if f.action == ActionLoss {
+	switch f.action {
+	case ActionLoss:
 		f.loss, err = ParseLoss(v)
-	} else {
+	case ActionDelay:
+		f.delay, err = netns.ParseDelay(v)
+	default:
 		f.rate, err = ParseRate(v)
 		if err == nil && f.rate < 1000 {
 			err = fmt.Errorf("rate %q: at least 8kbit", v)
@@ -672,16 +681,26 @@ func (f *linkFault) Prepare(_ context.Context, t *Target, nodes []string) error 
 	return nil
 }
 
-func (f *linkFault) Inject(_ context.Context, t *Target, nodes []string) error {
+func (f *linkFault) Inject(ctx context.Context, t *Target, nodes []string) error {
 	nw, _, err := networkOf(t)
 	if err != nil {
 		return err
 	}
+	c := t.Snapshot()
 	var errs []error
 	for _, n := range nodes {
-		if f.action == ActionLoss {
+		switch f.action {
+		case ActionLoss:
 			err = nw.AddLoss(n, f.owner, f.loss)
-		} else {
+		case ActionDelay:
+			if t.Env == nil {
+				err = errors.New("delay needs an Env to start its relay")
+				break
+			}
+			logFile := filepath.Join(c.Dir, n, "delay-"+f.owner+".log")
+			spawn := func(argv []string, log string) (int, error) { return t.Env.Spawn(argv, log, c.Detached) }
+			err = nw.AddDelay(ctx, n, f.owner, t.Env.Self, logFile, f.delay, spawn)
+		default:
 			err = nw.AddBandwidth(n, f.owner, f.rate)
 		}
 		if err != nil {
@@ -689,8 +708,11 @@ func (f *linkFault) Inject(_ context.Context, t *Target, nodes []string) error {
 		}
 	}
 	detail := fmt.Sprintf("loss %.2f%% of the packets arriving", f.loss*100)
-	if f.action == ActionBandwidth {
+	switch f.action {
+	case ActionBandwidth:
 		detail = "bandwidth limited to " + humanize.Bytes(f.rate) + "/s (" + strconv.FormatUint(f.rate*8/1000, 10) + " kbit/s) sent"
+	case ActionDelay:
+		detail = "data sent delayed by " + f.delay.String() + " (relay)"
 	}
 	t.emit(event.Note, joinNodes(nodes), detail, "")
 	return errors.Join(errs...)

@@ -351,8 +351,8 @@ func (nw *Network) Destroy(ctx context.Context) error {
 		return err
 	}
 	var errs []error
-	for _, r := range s.Rules {
-		if err := removeRule(r); err != nil {
+	for i := len(s.Rules) - 1; i >= 0; i-- {
+		if err := removeRule(s.Rules[i]); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -77,17 +77,19 @@ func (nw *Network) RemoveRules(owner string) ([]Rule, error) {
 	}
 	var keep, removed []Rule
 	var errs []error
-	for _, r := range s.Rules {
+	// newest first: a redirect goes before the relay it points at
+	for i := len(s.Rules) - 1; i >= 0; i-- {
+		r := s.Rules[i]
 		if owner != "" && r.Owner != owner {
-			keep = append(keep, r)
+			keep = append([]Rule{r}, keep...)
 			continue
 		}
 		if err := removeRule(r); err != nil {
 			errs = append(errs, err)
-			keep = append(keep, r)
+			keep = append([]Rule{r}, keep...)
 			continue
 		}
-		removed = append(removed, r)
+		removed = append([]Rule{r}, removed...)
 	}
 	s.Rules = keep
 	if err := f.write(s); err != nil {
@@ -99,6 +101,9 @@ func (nw *Network) RemoveRules(owner string) ([]Rule, error) {
 // removeRule deletes r if it still exists (a rule whose namespace is gone
 // went with it).
 func removeRule(r Rule) error {
+	if r.Kind == RuleRelay { // a process: it may outlive its namespace's name
+		return killRelay(r.Name)
+	}
 	if !nsExists(r.NS) {
 		return nil
 	}
@@ -122,6 +127,8 @@ func removeRule(r Rule) error {
 			}
 		}
 		return nil
+	case RuleRelay:
+		return killRelay(r.Name)
 	case RuleTBF:
 		h, err := handleIn(r.NS)
 		if err != nil {

@@ -74,7 +74,9 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 		c.Name = spec.Name
 		c.Detached = spec.Detached
 		c.OwnerPID = os.Getpid()
-		recordNet(c, nw)
+		if nerr := recordNet(c, nw); nerr != nil && err == nil {
+			err = nerr
+		}
 		if serr := m.Store.Save(c); serr != nil && err == nil {
 			err = serr
 		}

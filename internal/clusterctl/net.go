@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,16 +52,24 @@ func (m *Manager) netEnv(ctx context.Context, spec launcher.Spec) (*launcher.Env
 	return env, nw, nil
 }
 
-// recordNet notes c's cluster network in its options.
-func recordNet(c *launcher.Cluster, nw *netns.Network) {
+// recordNet notes c's cluster network in its options and names the
+// network's nodes after c's (by address).
+func recordNet(c *launcher.Cluster, nw *netns.Network) error {
 	if nw == nil {
-		return
+		return nil
+	}
+	names := map[string]string{}
+	for _, n := range c.Nodes {
+		if host, _, err := net.SplitHostPort(n.Addr); err == nil {
+			names[host] = n.Name
+		}
 	}
 	if c.Options == nil {
 		c.Options = map[string]string{}
 	}
 	c.Options[OptNet] = NetNamespaces
 	c.Options[OptNetState] = nw.Path()
+	return nw.NameNodes(names)
 }
 
 // NetworkOf returns the cluster network of c, or nil when its nodes run on

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -466,4 +467,34 @@ func (a *Addresser) WrapArgv(i int, argv []string) []string {
 	}
 	out := []string{a.self, ExecCommand, a.state.Nodes[i].NS, "--"}
 	return append(out, argv...)
+}
+
+// NameNodes renames the network's nodes after the cluster's: names maps an
+// address to the name of the cluster node listening there. Nodes no
+// cluster node uses are renamed spare1, spare2, ... Call it once the
+// launcher has placed its nodes, before any rule is added.
+func (nw *Network) NameNodes(names map[string]string) error {
+	f := file{nw.path}
+	unlock, err := f.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s, err := f.read()
+	if err != nil {
+		return err
+	}
+	if len(s.Rules) > 0 {
+		return fmt.Errorf("cluster network %s: nodes cannot be renamed once rules are in place", s.Tag)
+	}
+	spare := 0
+	for i := range s.Nodes {
+		if name, ok := names[s.Nodes[i].IP]; ok {
+			s.Nodes[i].Name = name
+		} else {
+			spare++
+			s.Nodes[i].Name = "spare" + strconv.Itoa(spare)
+		}
+	}
+	return f.write(s)
 }

@@ -107,37 +107,40 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 	if ents, err := os.ReadDir(storage); err == nil && len(ents) > 0 {
 		return c, fmt.Errorf("txkv cluster: storage %s already holds data; remove it or choose another directory", storage)
 	}
-	host := env.Addrs.Host(0)
-	used := map[int]bool{}
-	port := func() (string, error) {
+	// node i (the coordinator is 0) listens on env.Addrs.Host(i): one
+	// address for all on loopback, its own with network namespaces
+	used := map[string]bool{}
+	port := func(i int) (string, error) {
+		host := env.Addrs.Host(i)
 		for range 20 {
 			p, err := env.Addrs.Port(host)
 			if err != nil {
 				return "", err
 			}
-			if !used[p] {
-				used[p] = true
-				return host + ":" + strconv.Itoa(p), nil
+			a := host + ":" + strconv.Itoa(p)
+			if !used[a] {
+				used[a] = true
+				return a, nil
 			}
 		}
 		return "", fmt.Errorf("no distinct free port on %s", host)
 	}
-	caddr, err := port()
+	caddr, err := port(0)
 	if err != nil {
 		return c, fmt.Errorf("txkv cluster: %w", err)
 	}
 	cdir := filepath.Join(c.Dir, CoordinatorNode)
 	c.Nodes = append(c.Nodes, launcher.Node{Name: CoordinatorNode, Addr: caddr, DataDir: filepath.Join(cdir, "data"),
-		LogFile: filepath.Join(cdir, "node.log"), Argv: coordArgv(env.Self, caddr, filepath.Join(cdir, "data"), storage, spec.Nodes, o),
+		LogFile: filepath.Join(cdir, "node.log"), Argv: env.NodeArgv(0, coordArgv(env.Self, caddr, filepath.Join(cdir, "data"), storage, spec.Nodes, o)),
 		Role: RoleCoordinator, Down: true})
 	for i := 1; i <= spec.Nodes; i++ {
-		addr, err := port()
+		addr, err := port(i)
 		if err != nil {
 			return c, fmt.Errorf("txkv cluster: %w", err)
 		}
 		n := "s" + strconv.Itoa(i)
 		c.Nodes = append(c.Nodes, launcher.Node{Name: n, Addr: addr, DataDir: storage,
-			LogFile: filepath.Join(c.Dir, n, "node.log"), Argv: serverArgv(env.Self, n, addr, caddr, storage),
+			LogFile: filepath.Join(c.Dir, n, "node.log"), Argv: env.NodeArgv(i, serverArgv(env.Self, n, addr, caddr, storage)),
 			Role: RoleRegionServer, Down: true})
 	}
 	for i := range c.Nodes {

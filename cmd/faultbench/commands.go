@@ -36,10 +36,18 @@ func commands() []command {
 		{name: "compare", summary: "compare run directories side by side (text, md, csv, html)", run: (*app).compareCmd},
 		{name: "cleanup", summary: "end processes and remove files a crashed faultbench left behind", run: (*app).cleanup},
 		{name: "node", summary: "run a database node (internal, used by launchers)", hidden: true, run: (*app).node},
-		{name: netns.ExecCommand, summary: "run a program inside a network namespace (internal, used by --net)", hidden: true, run: func(_ *app, _ context.Context, args []string) error {
+		{name: netns.ExecCommand, summary: "run a program inside a network namespace (internal, used by --net)", hidden: true, run: func(a *app, _ context.Context, args []string) error {
+			if isHelp(args) {
+				fmt.Fprintf(a.stdout, "Usage: faultbench %s NAMESPACE -- PROGRAM [ARGS...] (internal: runs a node inside its network namespace, docs/faults.md)\n", netns.ExecCommand)
+				return flag.ErrHelp
+			}
 			return netns.Exec(args)
 		}},
-		{name: netns.RelayCommand, summary: "delay relay inside a node's network namespace (internal, used by fault delay)", hidden: true, run: func(_ *app, ctx context.Context, args []string) error {
+		{name: netns.RelayCommand, summary: "delay relay inside a node's network namespace (internal, used by fault delay)", hidden: true, run: func(a *app, ctx context.Context, args []string) error {
+			if isHelp(args) {
+				fmt.Fprintf(a.stdout, "Usage: faultbench %s --token T --ip IP --port P --delay D --jitter J (internal: the relay of `fault delay`, docs/faults.md)\n", netns.RelayCommand)
+				return flag.ErrHelp
+			}
 			return netns.RunRelay(ctx, args)
 		}},
 	}
@@ -290,4 +298,9 @@ func (a *app) node(ctx context.Context, args []string) error {
 		return usagef("unknown node kind %q", args[0])
 	}
 	return run(ctx, args[1:])
+}
+
+// isHelp reports whether args ask a hidden command for help.
+func isHelp(args []string) bool {
+	return len(args) > 0 && (args[0] == "--help" || args[0] == "-h" || args[0] == "-help")
 }

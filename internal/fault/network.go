@@ -50,7 +50,7 @@ type argFault interface {
 
 // resolveFault resolves a step's node argument for f: through the fault's
 // own syntax for network faults, as a selector for every other fault.
-func resolveFault(ctx context.Context, t *Target, r *Resolver, f Fault, arg string) ([]string, error) {
+func resolveFault(ctx context.Context, t *Cluster, r *Resolver, f Fault, arg string) ([]string, error) {
 	af, ok := f.(argFault)
 	if !ok {
 		return resolveNow(ctx, t, r, arg)
@@ -66,7 +66,7 @@ func resolveFault(ctx context.Context, t *Target, r *Resolver, f Fault, arg stri
 }
 
 // networkOf returns the cluster network of t's cluster.
-func networkOf(t *Target) (*netns.Network, *netns.State, error) {
+func networkOf(t *Cluster) (*netns.Network, *netns.State, error) {
 	c := t.Snapshot()
 	p := c.Options[netns.OptNetState]
 	if p == "" {
@@ -289,7 +289,7 @@ func (f *partitionFault) describe() string {
 	return strings.Join(gs, " | ") + " (" + dir + ")"
 }
 
-func (f *partitionFault) Prepare(_ context.Context, t *Target, _ []string) error {
+func (f *partitionFault) Prepare(_ context.Context, t *Cluster, _ []string) error {
 	if len(f.blocks) == 0 {
 		return errors.New("partition: no groups resolved")
 	}
@@ -321,7 +321,7 @@ func ipsOf(st *netns.State, nodes []string) ([]string, error) {
 	return out, nil
 }
 
-func (f *partitionFault) Inject(_ context.Context, t *Target, _ []string) error {
+func (f *partitionFault) Inject(_ context.Context, t *Cluster, _ []string) error {
 	nw, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -367,7 +367,7 @@ func sortedKeys(m map[string][]string) []string {
 }
 
 // probeAddr is where a node is probed: its peer address, else its client address.
-func probeAddr(t *Target, name string) (string, error) {
+func probeAddr(t *Cluster, name string) (string, error) {
 	n, err := t.Node(name)
 	if err != nil {
 		return "", err
@@ -385,7 +385,7 @@ const probeTimeout = 300 * time.Millisecond
 // true) or cannot reach (want false) a node of to, measured by TCP connects
 // from inside the first node's namespace. A node that does not listen
 // counts as reached when it refuses.
-func waitReach(ctx context.Context, t *Target, blocks []block, want bool) error {
+func waitReach(ctx context.Context, t *Cluster, blocks []block, want bool) error {
 	_, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -415,7 +415,7 @@ func waitReach(ctx context.Context, t *Target, blocks []block, want bool) error 
 
 // sideViews says which node each side sees as leader (roles as each
 // node reports them), for the partition's events.
-func sideViews(ctx context.Context, t *Target, groups [][]string) string {
+func sideViews(ctx context.Context, t *Cluster, groups [][]string) string {
 	rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	c, err := t.Refresh(rctx)
 	cancel()
@@ -439,7 +439,7 @@ func sideViews(ctx context.Context, t *Target, groups [][]string) string {
 	return strings.Join(out, "; ")
 }
 
-func (f *partitionFault) WaitEffective(ctx context.Context, t *Target, _ []string) error {
+func (f *partitionFault) WaitEffective(ctx context.Context, t *Cluster, _ []string) error {
 	if err := waitReach(ctx, t, f.blocks, false); err != nil {
 		return err
 	}
@@ -447,7 +447,7 @@ func (f *partitionFault) WaitEffective(ctx context.Context, t *Target, _ []strin
 	return nil
 }
 
-func (f *partitionFault) Restore(_ context.Context, t *Target, _ []string) error {
+func (f *partitionFault) Restore(_ context.Context, t *Cluster, _ []string) error {
 	nw, _, err := networkOf(t)
 	if err != nil {
 		return err
@@ -459,7 +459,7 @@ func (f *partitionFault) Restore(_ context.Context, t *Target, _ []string) error
 	return nil
 }
 
-func (f *partitionFault) WaitRestored(ctx context.Context, t *Target, _ []string) error {
+func (f *partitionFault) WaitRestored(ctx context.Context, t *Cluster, _ []string) error {
 	return waitReach(ctx, t, f.blocks, true)
 }
 
@@ -502,7 +502,7 @@ func (f *healFault) resolveArg(c *launcher.Cluster, r *Resolver, arg string) ([]
 	return nodes, nil
 }
 
-func (f *healFault) Inject(_ context.Context, t *Target, _ []string) error {
+func (f *healFault) Inject(_ context.Context, t *Cluster, _ []string) error {
 	nw, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -551,16 +551,16 @@ func sortedOwners(m map[string]bool) []string {
 	return out
 }
 
-func (f *healFault) WaitEffective(ctx context.Context, t *Target, _ []string) error {
+func (f *healFault) WaitEffective(ctx context.Context, t *Cluster, _ []string) error {
 	return waitReach(ctx, t, f.blocks, true)
 }
 
-func (*healFault) Restore(context.Context, *Target, []string) error      { return nil }
-func (*healFault) WaitRestored(context.Context, *Target, []string) error { return nil }
+func (*healFault) Restore(context.Context, *Cluster, []string) error      { return nil }
+func (*healFault) WaitRestored(context.Context, *Cluster, []string) error { return nil }
 
 // healNetwork removes every network fault of t's cluster, if it has a
 // network (for RestoreAll).
-func healNetwork(ctx context.Context, t *Target, label string) error {
+func healNetwork(ctx context.Context, t *Cluster, label string) error {
 	if t.Snapshot().Options[netns.OptNetState] == "" {
 		return nil
 	}
@@ -667,7 +667,7 @@ func (f *linkFault) resolveArg(c *launcher.Cluster, r *Resolver, arg string) ([]
 	return r.Resolve(c, sel)
 }
 
-func (f *linkFault) Prepare(_ context.Context, t *Target, nodes []string) error {
+func (f *linkFault) Prepare(_ context.Context, t *Cluster, nodes []string) error {
 	_, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -681,7 +681,7 @@ func (f *linkFault) Prepare(_ context.Context, t *Target, nodes []string) error 
 	return nil
 }
 
-func (f *linkFault) Inject(ctx context.Context, t *Target, nodes []string) error {
+func (f *linkFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
 	nw, _, err := networkOf(t)
 	if err != nil {
 		return err
@@ -720,7 +720,7 @@ func (f *linkFault) Inject(ctx context.Context, t *Target, nodes []string) error
 
 // WaitEffective checks the rules are in place (loss and rate limits cannot
 // be proven by one probe).
-func (f *linkFault) WaitEffective(_ context.Context, t *Target, nodes []string) error {
+func (f *linkFault) WaitEffective(_ context.Context, t *Cluster, nodes []string) error {
 	_, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -739,7 +739,7 @@ func (f *linkFault) WaitEffective(_ context.Context, t *Target, nodes []string) 
 	return nil
 }
 
-func (f *linkFault) Restore(_ context.Context, t *Target, _ []string) error {
+func (f *linkFault) Restore(_ context.Context, t *Cluster, _ []string) error {
 	nw, _, err := networkOf(t)
 	if err != nil {
 		return err
@@ -748,4 +748,4 @@ func (f *linkFault) Restore(_ context.Context, t *Target, _ []string) error {
 	return err
 }
 
-func (f *linkFault) WaitRestored(context.Context, *Target, []string) error { return nil }
+func (f *linkFault) WaitRestored(context.Context, *Cluster, []string) error { return nil }

@@ -156,7 +156,7 @@ func TestScheduleValidatesNetworkArgs(t *testing.T) {
 }
 
 func TestNetworkFaultNeedsNamespaces(t *testing.T) {
-	tg := &Target{Cluster: &launcher.Cluster{Kind: "etcd", Name: "c"}}
+	tg := &Cluster{Cluster: &launcher.Cluster{Kind: "etcd", Name: "c"}}
 	f := &partitionFault{groups: [][]string{{"n1"}, {"n2"}}, blocks: []block{{from: []string{"n1"}, to: []string{"n2"}}}}
 	err := f.Prepare(context.Background(), tg, nil)
 	if err == nil || !strings.Contains(err.Error(), "--net") {
@@ -200,7 +200,7 @@ func TestEtcdPartitionLeader(t *testing.T) {
 		t.Fatalf("etcd Up: %v", err)
 	}
 	c.Options[netns.OptNetState] = nw.Path()
-	tg := &Target{Launcher: etcd.Launcher{}, Env: env, Cluster: c, Events: event.NewMemory(time.Now()), HealthTimeout: 60 * time.Second}
+	tg := &Cluster{Launcher: etcd.Launcher{}, Env: env, Cluster: c, Events: event.NewMemory(time.Now()), HealthTimeout: 60 * time.Second}
 	t.Cleanup(func() {
 		if err := launcher.Down(context.Background(), tg.Snapshot(), 5*time.Second); err != nil {
 			t.Errorf("Down: %v", err)

@@ -25,10 +25,10 @@ const (
 // when spec asks for namespaces, a new Env whose Addresser places and runs
 // every node in the namespace of a cluster network created here.
 func (m *Manager) netEnv(ctx context.Context, spec launcher.Spec) (*launcher.Env, *netns.Network, error) {
-	switch v := spec.Options[OptNet]; v {
-	case "", "loopback", "127.0.0.1":
+	switch v := spec.Options[OptNet]; {
+	case v == "" || v == "loopback" || v == "127.0.0.1":
 		return m.Env, nil, nil
-	case NetNamespaces, "true":
+	case netns.Wanted(spec.Options):
 	default:
 		return nil, nil, fmt.Errorf("option %s=%q: want %s (a network namespace per node) or loopback", OptNet, v, NetNamespaces)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/netns"
 	"github.com/faultbench/faultbench/internal/live"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/report"
@@ -92,6 +93,9 @@ func (r *scenarioRun) open() error {
 	}
 	env := rundir.HostEnv(r.s.Version, r.s.Commit)
 	env.Target = r.tgt.Kind
+	if netns.Wanted(sc.Target.Options) {
+		env.Network = netns.Describe()
+	}
 	if r.run, err = rundir.Open(r.s.RunsDir, sc.Name, time.Now(), env); err != nil {
 		return err
 	}

@@ -64,6 +64,20 @@ const (
 	NetNamespaces = "netns"
 )
 
+// Wanted reports whether cluster options ask for a network namespace per node.
+func Wanted(opts map[string]string) bool {
+	v := opts[OptNet]
+	return v == NetNamespaces || v == "true"
+}
+
+// Describe says how faultbench builds the cluster network and its faults,
+// for env.json.
+func Describe() string {
+	return "netns: every node in its own network namespace behind a bridge, 198.18.0.0/15; " +
+		"partition and loss: nftables rules in the node's namespace; bandwidth: tc tbf; " +
+		"delay: userspace relay in the node's namespace (netem is not used)"
+}
+
 // StateVersion is the version of the state file layout.
 const StateVersion = 1
 

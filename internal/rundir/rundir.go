@@ -89,6 +89,7 @@ type Env struct {
 	TargetVersion string    `json:"target_version,omitempty"`
 	Command       []string  `json:"command"`
 	Started       time.Time `json:"started"`
+	Network       string    `json:"network,omitempty"` // nodes in network namespaces: how faults are made (netns.Describe)
 }
 
 // HostEnv fills the host part of Env from this machine.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/netns"
 )
 
 func TestLauncherSpecDropsNetOptions(t *testing.T) {
@@ -64,4 +65,53 @@ func TestNetEnv(t *testing.T) {
 			t.Errorf("error %v, want the one-line hint at 127.0.0.1", err)
 		}
 	})
+}
+
+// TestCleanupOrphanNetwork: a cluster network whose cluster was never
+// recorded (faultbench killed while the cluster started) is removed by
+// Cleanup, and one of a recorded cluster is left to that cluster.
+func TestCleanupOrphanNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates network namespaces")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("creates network namespaces: needs root")
+	}
+	env, err := launcher.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	m := &Manager{Store: launcher.StateStore{Dir: dir}, Env: env}
+	ctx := context.Background()
+	orphan, err := netns.Create(ctx, dir, "orphan", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := netns.Create(ctx, dir, "kept", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orphan.Destroy(ctx); _ = kept.Destroy(ctx) })
+	// "kept" belongs to a recorded cluster started by `cluster up`
+	if err := m.Store.Save(&launcher.Cluster{Kind: "etcd", Name: "kept", Detached: true,
+		Options: map[string]string{OptNetState: kept.Path()}}); err != nil {
+		t.Fatal(err)
+	}
+	ost, _ := orphan.State()
+	var out strings.Builder
+	if err := m.Cleanup(ctx, false, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "removed the network of orphan") {
+		t.Errorf("cleanup said %q, want the orphan network removed", out.String())
+	}
+	for _, ns := range ost.Namespaces {
+		if _, err := os.Stat("/run/netns/" + ns); err == nil {
+			t.Errorf("namespace %s of the orphan network left", ns)
+		}
+	}
+	if _, err := kept.State(); err != nil {
+		t.Errorf("the recorded cluster's network was touched: %v", err)
+	}
 }

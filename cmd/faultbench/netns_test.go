@@ -12,28 +12,28 @@ import (
 	"time"
 
 	"github.com/google/nftables"
+	"github.com/vishvananda/netlink"
 
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/netns"
 )
 
-// hostNetwork lists what the host's network has: named namespaces (as
-// `ip netns list`), links of the root namespace (as `ip link`) and nftables
-// tables of the root namespace (as `nft list ruleset`).
+// hostNetwork lists what the host's network has: named namespaces (what
+// `ip netns list` shows), links of the root namespace (`ip link`) and
+// nftables tables of the root namespace (`nft list ruleset`), read through
+// the same libraries faultbench uses, so the test needs neither binary.
 func hostNetwork(t *testing.T) (nss, links, tables []string) {
 	t.Helper()
 	ents, _ := os.ReadDir("/run/netns")
 	for _, e := range ents {
 		nss = append(nss, e.Name())
 	}
-	out, err := exec.Command("ip", "-o", "link").Output()
+	ls, err := netlink.LinkList()
 	if err != nil {
-		t.Fatalf("ip -o link: %v", err)
+		t.Fatalf("listing links: %v", err)
 	}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if f := strings.Fields(l); len(f) > 1 {
-			links = append(links, strings.TrimSuffix(strings.SplitN(f[1], "@", 2)[0], ":"))
-		}
+	for _, l := range ls {
+		links = append(links, l.Attrs().Name)
 	}
 	c, err := nftables.New()
 	if err != nil {

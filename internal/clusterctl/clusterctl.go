@@ -148,6 +148,7 @@ func (m *Manager) Status(ctx context.Context, name string, w io.Writer) (*launch
 	rerr := l.Refresh(rctx, c)
 	cancel()
 	fmt.Fprintf(w, "cluster %s (%s), %d nodes, dir %s\n", c.Name, c.Kind, len(c.Nodes), c.Dir)
+	writeNetStatus(w, c)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tSTATE\tROLE\tPID\tADDRESS\tPEER\tID\tDATA DIR")
 	for _, n := range c.Nodes {

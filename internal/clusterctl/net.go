@@ -162,3 +162,29 @@ func launcherSpec(spec launcher.Spec) launcher.Spec {
 	spec.Options = o
 	return spec
 }
+
+// writeNetStatus writes c's cluster network and the network faults in
+// place, for `cluster status` (nothing for a cluster on 127.0.0.1).
+func writeNetStatus(w io.Writer, c *launcher.Cluster) {
+	nw, err := NetworkOf(c)
+	if err != nil {
+		fmt.Fprintf(w, "network: %v\n", err)
+		return
+	}
+	if nw == nil {
+		return
+	}
+	st, err := nw.State()
+	if err != nil {
+		fmt.Fprintf(w, "network: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "network %s: a namespace per node (fb%s-*), client side %s on %s\n", st.Subnet, st.Tag, st.HostIP, st.HostLink)
+	if len(st.Rules) == 0 {
+		fmt.Fprintln(w, "network faults: none")
+		return
+	}
+	for _, r := range st.Rules {
+		fmt.Fprintf(w, "network fault %s on %s: %s (since %s; `faultbench fault heal` removes it)\n", r.Owner, r.Node, r.What, r.Added.Format("15:04:05"))
+	}
+}

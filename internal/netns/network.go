@@ -264,6 +264,43 @@ func build(ctx context.Context, s *State) error {
 			return fmt.Errorf("node %s: %w", nd.Name, err)
 		}
 	}
+	return waitUp(ctx, s)
+}
+
+// upTimeout bounds the wait for every link of a new network to carry traffic.
+const upTimeout = 10 * time.Second
+
+// waitUp waits until every link of s reports operational state up (a veth
+// pair comes up asynchronously; a packet sent before is lost).
+func waitUp(ctx context.Context, s *State) error {
+	type want struct{ ns, name string }
+	wants := []want{{"", s.HostLink}, {s.BridgeNS, BridgeName}, {s.BridgeNS, HostPortName}}
+	for _, nd := range s.Nodes {
+		wants = append(wants, want{s.BridgeNS, nd.Port}, want{nd.NS, NodeLinkName})
+	}
+	deadline := time.Now().Add(upTimeout)
+	for _, w := range wants {
+		h, err := handleIn(w.ns)
+		if err != nil {
+			return err
+		}
+		for {
+			l, err := h.LinkByName(w.name)
+			if err == nil && l.Attrs().OperState == netlink.OperUp {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				h.Close()
+				state := "missing"
+				if err == nil {
+					state = l.Attrs().OperState.String()
+				}
+				return fmt.Errorf("link %s in namespace %q not up after %v (state %s)", w.name, w.ns, upTimeout, state)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		h.Close()
+	}
 	return nil
 }
 

@@ -20,7 +20,7 @@ func TestEndAtCutsTheLastWindow(t *testing.T) {
 	}
 	c.Recorder(0).Cut(outcome.Timeout)
 	c.Recorder(1).Drop(at(300), 50*time.Millisecond, 3) // due at 300, 350, 400
-	c.flushUntil(at(2000))                             // the flusher woke late: still nothing past 450
+	c.flushUntil(at(2000))                              // the flusher woke late: still nothing past 450
 	tot := finish(t, c, 2450)
 	rows := c.Windows()
 	all := rowsOf(rows, AllOps)

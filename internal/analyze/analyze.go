@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/outcome"
@@ -66,6 +67,24 @@ type Params struct {
 	// FinalFrac is the trailing fraction of the run that final throughput
 	// averages over. Default 0.20.
 	FinalFrac float64
+	// Hists, when set, gives each window's latency histogram (the run's
+	// hist/*.hlog: measure.ReadHistLogs). Every percentile of a span
+	// (before/during/after, phases, pre-fault p99, the p50/p99 changes) is
+	// then a percentile of the span's merged histogram. Without it they are
+	// the windows' percentiles averaged by successful operations, an
+	// approximation the report flags (PercentilesExact false, a note).
+	Hists Histograms
+	// OfferedOps is the rate the open-loop schedule asked for (operations
+	// per second; 0 for a closed loop). It is reported next to the achieved
+	// throughput of each phase.
+	OfferedOps float64
+}
+
+// Histograms are per-window latency histograms (measure.HistLogs).
+type Histograms interface {
+	// MergeWindow adds op's histogram of the window starting at start into
+	// into, and reports false when it has none.
+	MergeWindow(op string, start time.Duration, into *hdrhistogram.Histogram) bool
 }
 
 // DefaultParams returns the parameters of the metric definitions in
@@ -124,8 +143,17 @@ type Report struct {
 	RunToMs   float64 `json:"run_to_ms"`   // end of the last window
 	// WindowMs is the median window length: the resolution of every time
 	// metric.
-	WindowMs float64        `json:"window_ms"`
-	Faults   []FaultMetrics `json:"faults"`
+	WindowMs float64 `json:"window_ms"`
+	// PercentilesExact is true when every span percentile of the report is
+	// a percentile of the span's merged histograms (Params.Hists); false
+	// when some are averages of window percentiles (see Notes).
+	PercentilesExact bool `json:"percentiles_exact"`
+	// OfferedOps is the open-loop rate asked for (0: closed loop).
+	OfferedOps float64 `json:"offered_ops,omitempty"`
+	// DroppedOps counts the open-loop operations due in the run windows
+	// that never started (the run ended while the workers were behind).
+	DroppedOps int64          `json:"dropped_count"`
+	Faults     []FaultMetrics `json:"faults"`
 	Phases   []PhaseStats   `json:"phases"`
 	Notes    []string       `json:"notes,omitempty"`
 }
@@ -229,6 +257,9 @@ type PhaseStats struct {
 	Kind   string  `json:"kind"`
 	FromMs float64 `json:"from_ms"`
 	ToMs   float64 `json:"to_ms"`
+	// OfferedOps is the rate the schedule asked for (Params.OfferedOps),
+	// next to the achieved throughput_ops; absent for a closed loop.
+	OfferedOps float64 `json:"offered_ops,omitempty"`
 	LatencyStats
 	ErrorsByClass map[string]int64 `json:"errors_by_class_count"`
 }
@@ -242,6 +273,7 @@ type analyzer struct {
 	runStart time.Duration
 	runEnd   time.Duration
 	base     float64
+	inexact  string // why some span percentile is approximate; "" if none
 }
 
 // Analyze computes the report of one run from its windows and events. It
@@ -308,6 +340,14 @@ func Analyze(windows []measure.WindowRow, evs []event.Event, p Params) (*Report,
 		rep.Faults = append(rep.Faults, a.fault(f))
 	}
 	rep.Phases = a.phases(faults, cut)
+	rep.OfferedOps = p.OfferedOps
+	for _, i := range run {
+		rep.DroppedOps += s[i].all.Dropped
+	}
+	rep.PercentilesExact = a.inexact == ""
+	if !rep.PercentilesExact {
+		rep.Notes = append(rep.Notes, "span percentiles are averages of window percentiles weighted by successful operations (approximate): "+a.inexact)
+	}
 	return rep, nil
 }
 
@@ -616,7 +656,7 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 		m.StabiliseMs, m.RestoreLevelOps, _, why = a.settle(after, f.RestoreAt, "stabilise", last)
 		note(why)
 	}
-	m.Before, m.During, m.After = stats(a.s, before, op), stats(a.s, during, op), stats(a.s, after, op)
+	m.Before, m.During, m.After = a.stats(before, op), a.stats(during, op), a.stats(after, op)
 	pct := func(key string, now, then float64, nowN, thenN int64) {
 		if nowN > 0 && thenN > 0 && then > 0 {
 			m.ChangePct[key] = (now/then - 1) * 100
@@ -640,8 +680,8 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 		if m.PerOp == nil {
 			m.PerOp = map[string]OpLatency{}
 		}
-		m.PerOp[name] = OpLatency{Before: stats(a.s, before, name), During: stats(a.s, during, name),
-			After: stats(a.s, after, name)}
+		m.PerOp[name] = OpLatency{Before: a.stats(before, name), During: a.stats(during, name),
+			After: a.stats(after, name)}
 	}
 	return m
 }
@@ -650,7 +690,7 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 // and during the fault.
 func (a *analyzer) reconfiguration(m *FaultMetrics, before, during []int) {
 	op := a.p.LatencyOp
-	ref := stats(a.s, before, op)
+	ref := a.stats(before, op)
 	m.PreFaultP99Us = ref.P99Us
 	spanIdx, afterIdx := during, []int(nil)
 	switch {
@@ -677,7 +717,7 @@ func (a *analyzer) reconfiguration(m *FaultMetrics, before, during []int) {
 		m.FailedOps += a.s[i].all.ErrorCount()
 		m.AbortedOps += a.s[i].all.Errors[outcome.Conflict]
 	}
-	if aft := stats(a.s, afterIdx, op); aft.OKCount > 0 && ref.OKCount > 0 && ref.MeanUs > 0 {
+	if aft := a.stats(afterIdx, op); aft.OKCount > 0 && ref.OKCount > 0 && ref.MeanUs > 0 {
 		v := (aft.MeanUs/ref.MeanUs - 1) * 100
 		m.LatencyAfterVsBeforePct = &v
 	}
@@ -702,8 +742,8 @@ func (a *analyzer) opNames() []string {
 // phases splits the run at every action time.
 func (a *analyzer) phases(faults []Fault, finalFrom time.Duration) []PhaseStats {
 	mk := func(name, kind string, from, to time.Duration, idx []int) PhaseStats {
-		return PhaseStats{Name: name, Kind: kind, FromMs: ms(from), ToMs: ms(min(to, a.runEnd)),
-			LatencyStats: stats(a.s, idx, measure.AllOps), ErrorsByClass: errorsByClass(a.s, idx)}
+		return PhaseStats{Name: name, Kind: kind, FromMs: ms(from), ToMs: ms(min(to, a.runEnd)), OfferedOps: a.p.OfferedOps,
+			LatencyStats: a.stats(idx, measure.AllOps), ErrorsByClass: errorsByClass(a.s, idx)}
 	}
 	first := a.runEnd + 1
 	if len(a.bounds) > 0 {

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestResultsTable(t *testing.T) {
 		}
 	})
 	t.Run("no faults, no reports", func(t *testing.T) {
-		if got := ResultsTable(nil, nil); got != "metric\nbaseline throughput (ops/s)\nfinal throughput (ops/s)\nfinal vs baseline (%)\n" {
+		if got := ResultsTable(nil, nil); got != "metric\nbaseline throughput (ops/s)\nfinal throughput (ops/s)\nfinal vs baseline (%)\noffered load (ops/s)\ndropped ops (never started)\n" {
 			t.Errorf("empty table %q", got)
 		}
 	})
@@ -93,5 +94,28 @@ func TestRecoveryCell(t *testing.T) {
 				t.Errorf("RecoveryCell = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestStillDownFailoverCell: a fault span that ends still down reports
+// failover = the span's length; its cell says so (before: a bare
+// "60000", as if the cluster had failed over after 60 s).
+func TestStillDownFailoverCell(t *testing.T) {
+	down := func(t time.Duration) point {
+		if t >= 30*sec {
+			return point{timeouts: 50}
+		}
+		return failover(t)
+	}
+	r := mustAnalyze(t, gen(100*time.Millisecond, 90*sec, 10*sec, down), killStart(30*sec, -1), exactParams())
+	m := r.Faults[0]
+	if !m.DownAtSpanEnd {
+		t.Fatalf("down_at_span_end false")
+	}
+	if got := FailoverCell(m); got != "60000+ (still down)" {
+		t.Errorf("failover cell %q, want %q", got, "60000+ (still down)")
+	}
+	if !regexp.MustCompile(`failover time \(ms\) +60000\+ \(still down\)\n`).MatchString(ResultsTable(nil, []*Report{r})) {
+		t.Errorf("table:\n%s", ResultsTable(nil, []*Report{r}))
 	}
 }

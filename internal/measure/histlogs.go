@@ -41,7 +41,7 @@ func ReadHistLogs(dir string) (*HistLogs, error) {
 		if strings.HasSuffix(name, "-service") {
 			continue
 		}
-		m, err := readHlog(p)
+		m, err := readHlogIntervals(p)
 		if err != nil {
 			return nil, err
 		}
@@ -50,9 +50,9 @@ func ReadHistLogs(dir string) (*HistLogs, error) {
 	return h, nil
 }
 
-// readHlog returns the encoded interval histograms of one log by the
+// readHlogIntervals returns the encoded interval histograms of one log by the
 // interval's start in ms since the log's base time.
-func readHlog(path string) (map[int64][]byte, error) {
+func readHlogIntervals(path string) (map[int64][]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -418,7 +418,7 @@ func phasesTable(r *Run) table {
 	if r.Analysis == nil {
 		return t
 	}
-	t.Head = []string{"phase", "kind", "from (s)", "to (s)", "throughput (ops/s)", "ok", "failed", "p50 (ms)", "p99 (ms)", "max (ms)", "errors by class"}
+	t.Head = []string{"phase", "kind", "from (s)", "to (s)", "offered (ops/s)", "throughput (ops/s)", "ok", "failed", "dropped", "p50 (ms)", "p99 (ms)", "max (ms)", "errors by class"}
 	for _, ph := range r.Analysis.Phases {
 		var errs []string
 		for _, k := range slices.Sorted(maps.Keys(ph.ErrorsByClass)) {
@@ -426,8 +426,12 @@ func phasesTable(r *Run) table {
 				errs = append(errs, fmt.Sprintf("%s %d", k, v))
 			}
 		}
-		t.add("", ph.Name, ph.Kind, num(ph.FromMs/1000, 1), num(ph.ToMs/1000, 1), num(ph.Ops, 0),
-			strconv.FormatInt(ph.OKCount, 10), strconv.FormatInt(ph.ErrorCount, 10),
+		offered := "-"
+		if ph.OfferedOps > 0 {
+			offered = num(ph.OfferedOps, 0)
+		}
+		t.add("", ph.Name, ph.Kind, num(ph.FromMs/1000, 1), num(ph.ToMs/1000, 1), offered, num(ph.Ops, 0),
+			strconv.FormatInt(ph.OKCount, 10), strconv.FormatInt(ph.ErrorCount, 10), strconv.FormatInt(ph.DroppedCount, 10),
 			msCell(ph.P50Us), msCell(ph.P99Us), msCell(ph.MaxUs), strings.Join(errs, ", "))
 	}
 	return t

@@ -154,8 +154,8 @@ type Report struct {
 	// that never started (the run ended while the workers were behind).
 	DroppedOps int64          `json:"dropped_count"`
 	Faults     []FaultMetrics `json:"faults"`
-	Phases   []PhaseStats   `json:"phases"`
-	Notes    []string       `json:"notes,omitempty"`
+	Phases     []PhaseStats   `json:"phases"`
+	Notes      []string       `json:"notes,omitempty"`
 }
 
 // FaultMetrics are the metrics of one fault. The fault span runs from the

@@ -591,7 +591,40 @@ func (a *analyzer) settle(idx []int, from time.Duration, what string, last bool)
 		}
 		return -1, level, 0, joinNote(note, fmt.Sprintf("%s: throughput did not stay within ±%g%% of %.0f ops/s for %v before %s", what, a.p.RecoverTol*100, level, a.p.Hold, end))
 	}
+	k = rawCrossing(raw, k, level, tol, a.window, a.p.BandSmooth)
 	return ms(max(0, a.s[idx[k]].start-from)), level, meanOps(a.s, idx[k:]), note
+}
+
+// rawCrossing moves k, the first window from which the smoothed throughput
+// holds within level±tol, to the unsmoothed crossing: the smoothing only
+// decides that the level holds. A centred moving average of width w
+// enters the band up to w/2 late or early; so within w/2 of k, the
+// crossing is the first of the raw windows in the band that run without a
+// break up to k (or, when window k itself is outside the band, the first
+// raw window after it that is inside). Without such a window (throughput
+// too noisy for any single window to be in the band) k stays.
+func rawCrossing(raw []float64, k int, level, tol float64, window, width time.Duration) int {
+	half := 0
+	if window > 0 && width > window {
+		half = int(width/window) / 2
+	}
+	in := func(j int) bool { return math.Abs(raw[j]-level) <= tol }
+	if half == 0 {
+		return k
+	}
+	if in(k) {
+		j := k
+		for j > 0 && k-j < half && in(j-1) {
+			j--
+		}
+		return j
+	}
+	for j := k + 1; j < len(raw) && j-k <= half; j++ {
+		if in(j) {
+			return j
+		}
+	}
+	return k
 }
 
 // joinNote joins two notes with "; ", skipping empty ones.

@@ -119,3 +119,22 @@ func TestStillDownFailoverCell(t *testing.T) {
 		t.Errorf("table:\n%s", ResultsTable(nil, []*Report{r}))
 	}
 }
+
+// TestUnsmoothedCrossings: with the default 1 s band smoothing the
+// reference failover profile recovered at 2,600 ms and stabilised at
+// 1,300 ms (the moving average enters the band late); the smoothing now
+// only decides that the level holds and the crossing is the raw one:
+// 2,500 and 1,000 ms, as with raw windows.
+func TestUnsmoothedCrossings(t *testing.T) {
+	rows := gen(100*time.Millisecond, 90*sec, 10*sec, failover)
+	for _, p := range []struct {
+		name string
+		p    Params
+	}{{"smoothed band", DefaultParams()}, {"raw windows", exactParams()}} {
+		t.Run(p.name, func(t *testing.T) {
+			m := mustAnalyze(t, rows, killStart(30*sec, 60*sec), p.p).Faults[0]
+			eq(t, "RecoveryMs", m.RecoveryMs, 2500)
+			eq(t, "StabiliseMs", m.StabiliseMs, 1000)
+		})
+	}
+}

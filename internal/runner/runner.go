@@ -72,15 +72,27 @@ func (c Config) Validate() error {
 }
 
 // Tracker, if set, sees every write (insert, update, the write half of a
-// read-modify-write) before it is issued and after it completed. The lost-write
-// check uses it to tag values and to remember what was acknowledged. It is
-// called concurrently from all workers.
+// read-modify-write, delete) before it is issued and after it completed.
+// The lost-write check uses it to tag values and to remember what was
+// acknowledged. It is called concurrently from all workers.
 type Tracker interface {
 	// BeforeWrite may modify op's values (e.g. tag them); it returns a token
 	// passed back to AfterWrite.
 	BeforeWrite(worker int, op *workload.Op) uint64
 	// AfterWrite reports the write's outcome (err nil = acknowledged).
 	AfterWrite(worker int, op *workload.Op, token uint64, err error)
+}
+
+// ReadTracker is the optional ability of a Tracker to see every read (a
+// read, the read half of a read-modify-write) with the record it
+// returned: the stale-read check judges each against the acknowledged
+// writes. It is called concurrently from all workers.
+type ReadTracker interface {
+	// BeforeRead returns a token passed back to AfterRead (the check: the
+	// read's invocation time).
+	BeforeRead(worker int, op *workload.Op) uint64
+	// AfterRead reports what the read returned; rec must not be kept.
+	AfterRead(worker int, op *workload.Op, token uint64, rec map[string][]byte, err error)
 }
 
 // Result describes how a run ended.
@@ -179,6 +191,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			r:        r,
 			thread:   r.Workload.NewThread(i, cfg.Seed),
 			rec:      r.Collector.Recorder(i),
+			reads:    readTracker(r.Tracker),
 			quota:    quota,
 			deadline: deadline,
 			interval: interval,
@@ -230,7 +243,8 @@ type worker struct {
 	r         *Runner
 	thread    *workload.Thread
 	rec       *measure.Recorder
-	quota     int64 // operations left; -1 = unbounded
+	reads     ReadTracker // nil unless the tracker judges reads
+	quota     int64       // operations left; -1 = unbounded
 	deadline  time.Time
 	interval  time.Duration // open loop: time between this worker's intended starts
 	next      time.Time     // open loop: next intended start
@@ -351,8 +365,7 @@ func (w *worker) execute(parent context.Context, started time.Time) error {
 	table := w.r.Workload.Table()
 	switch op.Kind {
 	case workload.Read:
-		_, err := d.Read(ctx, table, op.Key, op.Fields)
-		return err
+		return w.read(ctx, table)
 	case workload.Scan:
 		_, err := d.Scan(ctx, table, op.Key, op.ScanLen, op.Fields)
 		return err
@@ -361,16 +374,37 @@ func (w *worker) execute(parent context.Context, started time.Time) error {
 	case workload.Insert:
 		return w.write(ctx, func() error { return d.Insert(ctx, table, op.Key, op.Values) })
 	case workload.ReadModifyWrite:
-		if _, err := d.Read(ctx, table, op.Key, op.Fields); err != nil {
+		if err := w.read(ctx, table); err != nil {
 			return err
 		}
 		return w.write(ctx, func() error { return d.Update(ctx, table, op.Key, op.Values) })
 	case workload.Delete:
-		return d.Delete(ctx, table, op.Key)
+		// tracked like a write: the lost-write check must know that the
+		// key is meant to be absent
+		return w.write(ctx, func() error { return d.Delete(ctx, table, op.Key) })
 	case workload.Txn:
 		return w.executeTxn(ctx)
 	}
 	return fmt.Errorf("runner: unknown operation kind %d", op.Kind)
+}
+
+// readTracker returns t's ReadTracker ability, or nil.
+func readTracker(t Tracker) ReadTracker {
+	rt, _ := t.(ReadTracker)
+	return rt
+}
+
+// read reads w.op's key, through the read tracker when there is one.
+func (w *worker) read(ctx context.Context, table string) error {
+	op := &w.op
+	if w.reads == nil {
+		_, err := w.r.Driver.Read(ctx, table, op.Key, op.Fields)
+		return err
+	}
+	tok := w.reads.BeforeRead(w.id, op)
+	rec, err := w.r.Driver.Read(ctx, table, op.Key, op.Fields)
+	w.reads.AfterRead(w.id, op, tok, rec, err)
+	return err
 }
 
 func (w *worker) write(_ context.Context, do func() error) error {

@@ -227,6 +227,27 @@ func results(runs []*Run) []metricRow {
 	}))
 	add("checks", "", "lost acknowledged writes", lost(func(s *rundir.Summary) string { return strconv.Itoa(s.LostWrites.LostWrites) }))
 	add("checks", "", "lost inserts", lost(func(s *rundir.Summary) string { return strconv.Itoa(s.LostWrites.LostInserts) }))
+	add("checks", "", "lost deletes", lost(func(s *rundir.Summary) string { return strconv.Itoa(s.LostWrites.LostDeletes) }))
+	add("checks", "", "load keys read back / missing", lost(func(s *rundir.Summary) string {
+		l := s.LostWrites.LoadKeys
+		if l == nil || l.Note != "" {
+			return "-"
+		}
+		return fmt.Sprintf("%d of %d / %d", l.Checked, l.Total, l.Missing)
+	}))
+	add("checks", "", "verification reads", lost(func(s *rundir.Summary) string {
+		if s.LostWrites.VerifyReads == "" {
+			return "-"
+		}
+		return s.LostWrites.VerifyReads
+	}))
+	add("checks", "", "stale / corrupt reads (of judged)", lost(func(s *rundir.Summary) string {
+		rd := s.LostWrites.Reads
+		if rd == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%d / %d (of %d)", rd.Stale, rd.Corrupt, rd.Judged)
+	}))
 
 	add("clients", "", "clients", func(r *Run) string {
 		if len(r.Clients) == 0 {

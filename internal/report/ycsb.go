@@ -55,9 +55,6 @@ func WriteYCSB(w io.Writer, t *measure.Totals, basis LatencyBasis) {
 		tp = float64(all) / secs
 	}
 	fmt.Fprintf(w, "[OVERALL], Throughput(ops/sec), %.1f\n", tp)
-	if t.Dropped > 0 {
-		fmt.Fprintf(w, "[OVERALL], Dropped(never started), %d\n", t.Dropped)
-	}
 	if n := t.CutCount(); n > 0 {
 		fmt.Fprintf(w, "[OVERALL], Cut(in flight at the deadline), %d\n", n)
 	}

@@ -183,6 +183,10 @@ type FaultMetrics struct {
 	// FailoverMs is from the fault to the end of the span's first downtime
 	// stretch; 0 if there was none.
 	FailoverMs float64 `json:"failover_ms"`
+	// FailoverOpen is true when that first downtime stretch lasted to the
+	// end of the span: the failover did not end, FailoverMs is only the
+	// span's length.
+	FailoverOpen bool `json:"failover_open"`
 	// RecoveryMs is from the fault to the start of the first window from
 	// which throughput stays within ±RecoverTol of LevelOps for Hold.
 	RecoveryMs float64 `json:"recovery_ms"`
@@ -456,7 +460,7 @@ func (a *analyzer) steadyWindows(idx []int, lastOnly bool) []int {
 
 // availability is downtime, longest gap, failover and whether the span
 // ends down, over windows idx of a span that starts at at.
-func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, failMs float64, downAtEnd bool) {
+func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, failMs float64, downAtEnd, failOpen bool) {
 	thr := a.p.DownFrac * a.base
 	var down, gap, cur time.Duration
 	firstEnd := time.Duration(-1)
@@ -485,6 +489,7 @@ func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, fai
 			downAtEnd = isDown
 		}
 	}
+	failOpen = inFirst // the first downtime stretch reached the span's end
 	if exact, ok := a.exactGap(idx); ok {
 		gap = exact
 	}
@@ -493,9 +498,9 @@ func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, fai
 		failMs = ms(max(0, firstEnd-at))
 	}
 	if a.base <= 0 {
-		downMs, failMs, downAtEnd = -1, -1, false
+		downMs, failMs, downAtEnd, failOpen = -1, -1, false, false
 	}
-	return downMs, gapMs, failMs, downAtEnd
+	return downMs, gapMs, failMs, downAtEnd, failOpen
 }
 
 // exactGap is the longest interval without a successful completion that
@@ -662,7 +667,7 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 		if len(during) == 0 {
 			note("no window in the fault span")
 		} else {
-			m.DowntimeMs, m.LongestGapMs, m.FailoverMs, m.DownAtSpanEnd = a.availability(during, f.At)
+			m.DowntimeMs, m.LongestGapMs, m.FailoverMs, m.DownAtSpanEnd, m.FailoverOpen = a.availability(during, f.At)
 			if a.base <= 0 {
 				note("downtime and failover need a positive baseline")
 			}
@@ -683,7 +688,7 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 		if len(after) == 0 {
 			note("no window in the restore span")
 		} else {
-			m.RestoreDowntimeMs, m.RestoreLongestGapMs, _, _ = a.availability(after, f.RestoreAt)
+			m.RestoreDowntimeMs, m.RestoreLongestGapMs, _, _, _ = a.availability(after, f.RestoreAt)
 		}
 		var why string
 		m.StabiliseMs, m.RestoreLevelOps, _, why = a.settle(after, f.RestoreAt, "stabilise", last)

@@ -131,11 +131,11 @@ func DowntimeCell(m FaultMetrics) string {
 }
 
 // FailoverCell formats m's failover time: NACell, with "+ (still down)"
-// when the span ended down: the failover then did not end, and the value
-// is only the span's length.
+// when the first downtime stretch lasted to the span's end: the failover
+// then did not end, and the value is only the span's length.
 func FailoverCell(m FaultMetrics) string {
 	s := NACell(m.FailoverMs)
-	if m.DownAtSpanEnd && m.FailoverMs >= 0 {
+	if m.FailoverOpen && m.FailoverMs >= 0 {
 		s += "+ (still down)"
 	}
 	return s

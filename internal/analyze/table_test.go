@@ -138,3 +138,22 @@ func TestUnsmoothedCrossings(t *testing.T) {
 		})
 	}
 }
+
+// TestFailoverCellEndedEarly: a first outage that ended, then another that
+// lasts to the span's end: the downtime is marked still down, the failover
+// (the first stretch, which ended) is not.
+func TestFailoverCellEndedEarly(t *testing.T) {
+	twice := func(t time.Duration) point {
+		if in(t, 30*sec, 31*sec) || t >= 80*sec {
+			return point{timeouts: 50}
+		}
+		return point{ops: 1000, mean: 2000, p50: 1500, p99: 5000, maxUs: 8000}
+	}
+	m := mustAnalyze(t, gen(100*time.Millisecond, 90*sec, 10*sec, twice), killStart(30*sec, -1), exactParams()).Faults[0]
+	if got := FailoverCell(m); got != "1000" || m.FailoverOpen {
+		t.Errorf("failover cell %q (open %v), want 1000", got, m.FailoverOpen)
+	}
+	if got := DowntimeCell(m); got != "11000+ (still down)" {
+		t.Errorf("downtime cell %q, want 11000+ (still down)", got)
+	}
+}

@@ -159,9 +159,15 @@ func (c *Collector) Run(ctx context.Context) {
 	defer timer.Stop()
 	for {
 		c.flushMu.Lock()
-		next, closed := c.next, c.closed
+		next, closed, end := c.next, c.closed, c.end
 		c.flushMu.Unlock()
 		if closed {
+			return
+		}
+		if end >= 0 && time.Duration(next+1)*c.window > end {
+			// every window that ends by the end of the measured period is
+			// closed; the last (partial) one is Close's
+			<-ctx.Done()
 			return
 		}
 		due := c.cfg.Start.Add(time.Duration(next+1)*c.window + c.grace)

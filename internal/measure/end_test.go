@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,5 +41,31 @@ func TestEndAtCutsTheLastWindow(t *testing.T) {
 	ball := rowsOf(back, AllOps)
 	if ball[3].Dropped != 2 || ball[4].Dropped != 1 {
 		t.Errorf("read back dropped %d %d, want 2 1", ball[3].Dropped, ball[4].Dropped)
+	}
+}
+
+// TestRunStopsAtTheEnd: with an end set, Run closes the whole windows
+// before it and then only waits for its context: it does not close a
+// window past the end (nor spin on one it may not close).
+func TestRunStopsAtTheEnd(t *testing.T) {
+	start := time.Now()
+	c := newCollector(t, func(cfg *Config) { cfg.Start = start; cfg.Window = 10 * time.Millisecond })
+	c.EndAt(start.Add(35 * time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	time.Sleep(300 * time.Millisecond)
+	n := len(rowsOf(c.Windows(), AllOps))
+	cancel()
+	<-done
+	if n != 3 {
+		t.Errorf("Run closed %d windows, want the 3 whole ones before the end", n)
+	}
+	tot, err := c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot.Duration != 35*time.Millisecond {
+		t.Errorf("duration %v, want 35ms", tot.Duration)
 	}
 }

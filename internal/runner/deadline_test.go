@@ -71,7 +71,7 @@ func TestDeadlineEndsTheMeasuredPeriod(t *testing.T) {
 	cctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { col.Run(cctx); close(done) }()
-	r := &runner.Runner{Config: runner.Config{Phase: runner.Run, Threads: 8, Target: 400, Duration: runFor},
+	r := &runner.Runner{Config: runner.Config{Phase: runner.Run, Threads: 8, Rate: 400, Duration: runFor},
 		Workload: testWorkload(t, 100), Driver: d, Collector: col, Start: start}
 	res, err := r.Run(context.Background())
 	cancel()

@@ -29,9 +29,12 @@ lint:
 ## test: the whole suite, integration tests against real databases included.
 ## Database nodes run from the normally built binary (FAULTBENCH_SELF), not the
 ## race-instrumented test binaries, and packages run one at a time (-p 1) so the
-## cluster tests do not starve each other on two cores.
+## cluster tests do not starve each other on two cores. Skipped tests are listed
+## at the end (scripts/testskips), and TestRenderLong, a timing bar that is
+## skipped under -race, runs in a second step without it.
 test: setup build lint
-	FAULTBENCH_BIN=$(CURDIR)/$(BIN) FAULTBENCH_SELF=$(CURDIR)/$(BIN) $(GO) test -race -p 1 -count=1 -timeout 20m ./...
+	FAULTBENCH_BIN=$(CURDIR)/$(BIN) FAULTBENCH_SELF=$(CURDIR)/$(BIN) $(GO) test -race -p 1 -count=1 -timeout 20m -json ./... | $(GO) run ./scripts/testskips
+	$(GO) test -count=1 -run '^TestRenderLong$$' ./internal/report/
 
 ## test-short: unit tests only (no databases)
 test-short:

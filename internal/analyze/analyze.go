@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/outcome"
@@ -66,6 +67,24 @@ type Params struct {
 	// FinalFrac is the trailing fraction of the run that final throughput
 	// averages over. Default 0.20.
 	FinalFrac float64
+	// Hists, when set, gives each window's latency histogram (the run's
+	// hist/*.hlog: measure.ReadHistLogs). Every percentile of a span
+	// (before/during/after, phases, pre-fault p99, the p50/p99 changes) is
+	// then a percentile of the span's merged histogram. Without it they are
+	// the windows' percentiles averaged by successful operations, an
+	// approximation the report flags (PercentilesExact false, a note).
+	Hists Histograms
+	// OfferedOps is the rate the open-loop schedule asked for (operations
+	// per second; 0 for a closed loop). It is reported next to the achieved
+	// throughput of each phase.
+	OfferedOps float64
+}
+
+// Histograms are per-window latency histograms (measure.HistLogs).
+type Histograms interface {
+	// MergeWindow adds op's histogram of the window starting at start into
+	// into, and reports false when it has none.
+	MergeWindow(op string, start time.Duration, into *hdrhistogram.Histogram) bool
 }
 
 // DefaultParams returns the parameters of the metric definitions in
@@ -124,10 +143,19 @@ type Report struct {
 	RunToMs   float64 `json:"run_to_ms"`   // end of the last window
 	// WindowMs is the median window length: the resolution of every time
 	// metric.
-	WindowMs float64        `json:"window_ms"`
-	Faults   []FaultMetrics `json:"faults"`
-	Phases   []PhaseStats   `json:"phases"`
-	Notes    []string       `json:"notes,omitempty"`
+	WindowMs float64 `json:"window_ms"`
+	// PercentilesExact is true when every span percentile of the report is
+	// a percentile of the span's merged histograms (Params.Hists); false
+	// when some are averages of window percentiles (see Notes).
+	PercentilesExact bool `json:"percentiles_exact"`
+	// OfferedOps is the open-loop rate asked for (0: closed loop).
+	OfferedOps float64 `json:"offered_ops,omitempty"`
+	// DroppedOps counts the open-loop operations due in the run windows
+	// that never started (the run ended while the workers were behind).
+	DroppedOps int64          `json:"dropped_count"`
+	Faults     []FaultMetrics `json:"faults"`
+	Phases     []PhaseStats   `json:"phases"`
+	Notes      []string       `json:"notes,omitempty"`
 }
 
 // FaultMetrics are the metrics of one fault. The fault span runs from the
@@ -155,6 +183,10 @@ type FaultMetrics struct {
 	// FailoverMs is from the fault to the end of the span's first downtime
 	// stretch; 0 if there was none.
 	FailoverMs float64 `json:"failover_ms"`
+	// FailoverOpen is true when that first downtime stretch lasted to the
+	// end of the span: the failover did not end, FailoverMs is only the
+	// span's length.
+	FailoverOpen bool `json:"failover_open"`
 	// RecoveryMs is from the fault to the start of the first window from
 	// which throughput stays within ±RecoverTol of LevelOps for Hold.
 	RecoveryMs float64 `json:"recovery_ms"`
@@ -229,6 +261,9 @@ type PhaseStats struct {
 	Kind   string  `json:"kind"`
 	FromMs float64 `json:"from_ms"`
 	ToMs   float64 `json:"to_ms"`
+	// OfferedOps is the rate the schedule asked for (Params.OfferedOps),
+	// next to the achieved throughput_ops; absent for a closed loop.
+	OfferedOps float64 `json:"offered_ops,omitempty"`
 	LatencyStats
 	ErrorsByClass map[string]int64 `json:"errors_by_class_count"`
 }
@@ -242,6 +277,7 @@ type analyzer struct {
 	runStart time.Duration
 	runEnd   time.Duration
 	base     float64
+	inexact  string // why some span percentile is approximate; "" if none
 }
 
 // Analyze computes the report of one run from its windows and events. It
@@ -308,6 +344,14 @@ func Analyze(windows []measure.WindowRow, evs []event.Event, p Params) (*Report,
 		rep.Faults = append(rep.Faults, a.fault(f))
 	}
 	rep.Phases = a.phases(faults, cut)
+	rep.OfferedOps = p.OfferedOps
+	for _, i := range run {
+		rep.DroppedOps += s[i].all.Dropped
+	}
+	rep.PercentilesExact = a.inexact == ""
+	if !rep.PercentilesExact {
+		rep.Notes = append(rep.Notes, "span percentiles are averages of window percentiles weighted by successful operations (approximate): "+a.inexact)
+	}
 	return rep, nil
 }
 
@@ -416,7 +460,7 @@ func (a *analyzer) steadyWindows(idx []int, lastOnly bool) []int {
 
 // availability is downtime, longest gap, failover and whether the span
 // ends down, over windows idx of a span that starts at at.
-func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, failMs float64, downAtEnd bool) {
+func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, failMs float64, downAtEnd, failOpen bool) {
 	thr := a.p.DownFrac * a.base
 	var down, gap, cur time.Duration
 	firstEnd := time.Duration(-1)
@@ -445,6 +489,7 @@ func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, fai
 			downAtEnd = isDown
 		}
 	}
+	failOpen = inFirst // the first downtime stretch reached the span's end
 	if exact, ok := a.exactGap(idx); ok {
 		gap = exact
 	}
@@ -453,9 +498,9 @@ func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, fai
 		failMs = ms(max(0, firstEnd-at))
 	}
 	if a.base <= 0 {
-		downMs, failMs, downAtEnd = -1, -1, false
+		downMs, failMs, downAtEnd, failOpen = -1, -1, false, false
 	}
-	return downMs, gapMs, failMs, downAtEnd
+	return downMs, gapMs, failMs, downAtEnd, failOpen
 }
 
 // exactGap is the longest interval without a successful completion that
@@ -551,7 +596,40 @@ func (a *analyzer) settle(idx []int, from time.Duration, what string, last bool)
 		}
 		return -1, level, 0, joinNote(note, fmt.Sprintf("%s: throughput did not stay within ±%g%% of %.0f ops/s for %v before %s", what, a.p.RecoverTol*100, level, a.p.Hold, end))
 	}
+	k = rawCrossing(raw, k, level, tol, a.window, a.p.BandSmooth)
 	return ms(max(0, a.s[idx[k]].start-from)), level, meanOps(a.s, idx[k:]), note
+}
+
+// rawCrossing moves k, the first window from which the smoothed throughput
+// holds within level±tol, to the unsmoothed crossing: the smoothing only
+// decides that the level holds. A centred moving average of width w
+// enters the band up to w/2 late or early; so within w/2 of k, the
+// crossing is the first of the raw windows in the band that run without a
+// break up to k (or, when window k itself is outside the band, the first
+// raw window after it that is inside). Without such a window (throughput
+// too noisy for any single window to be in the band) k stays.
+func rawCrossing(raw []float64, k int, level, tol float64, window, width time.Duration) int {
+	half := 0
+	if window > 0 && width > window {
+		half = int(width/window) / 2
+	}
+	in := func(j int) bool { return math.Abs(raw[j]-level) <= tol }
+	if half == 0 {
+		return k
+	}
+	if in(k) {
+		j := k
+		for j > 0 && k-j < half && in(j-1) {
+			j--
+		}
+		return j
+	}
+	for j := k + 1; j < len(raw) && j-k <= half; j++ {
+		if in(j) {
+			return j
+		}
+	}
+	return k
 }
 
 // joinNote joins two notes with "; ", skipping empty ones.
@@ -589,7 +667,7 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 		if len(during) == 0 {
 			note("no window in the fault span")
 		} else {
-			m.DowntimeMs, m.LongestGapMs, m.FailoverMs, m.DownAtSpanEnd = a.availability(during, f.At)
+			m.DowntimeMs, m.LongestGapMs, m.FailoverMs, m.DownAtSpanEnd, m.FailoverOpen = a.availability(during, f.At)
 			if a.base <= 0 {
 				note("downtime and failover need a positive baseline")
 			}
@@ -610,13 +688,13 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 		if len(after) == 0 {
 			note("no window in the restore span")
 		} else {
-			m.RestoreDowntimeMs, m.RestoreLongestGapMs, _, _ = a.availability(after, f.RestoreAt)
+			m.RestoreDowntimeMs, m.RestoreLongestGapMs, _, _, _ = a.availability(after, f.RestoreAt)
 		}
 		var why string
 		m.StabiliseMs, m.RestoreLevelOps, _, why = a.settle(after, f.RestoreAt, "stabilise", last)
 		note(why)
 	}
-	m.Before, m.During, m.After = stats(a.s, before, op), stats(a.s, during, op), stats(a.s, after, op)
+	m.Before, m.During, m.After = a.stats(before, op), a.stats(during, op), a.stats(after, op)
 	pct := func(key string, now, then float64, nowN, thenN int64) {
 		if nowN > 0 && thenN > 0 && then > 0 {
 			m.ChangePct[key] = (now/then - 1) * 100
@@ -640,8 +718,8 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 		if m.PerOp == nil {
 			m.PerOp = map[string]OpLatency{}
 		}
-		m.PerOp[name] = OpLatency{Before: stats(a.s, before, name), During: stats(a.s, during, name),
-			After: stats(a.s, after, name)}
+		m.PerOp[name] = OpLatency{Before: a.stats(before, name), During: a.stats(during, name),
+			After: a.stats(after, name)}
 	}
 	return m
 }
@@ -650,7 +728,7 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 // and during the fault.
 func (a *analyzer) reconfiguration(m *FaultMetrics, before, during []int) {
 	op := a.p.LatencyOp
-	ref := stats(a.s, before, op)
+	ref := a.stats(before, op)
 	m.PreFaultP99Us = ref.P99Us
 	spanIdx, afterIdx := during, []int(nil)
 	switch {
@@ -677,7 +755,7 @@ func (a *analyzer) reconfiguration(m *FaultMetrics, before, during []int) {
 		m.FailedOps += a.s[i].all.ErrorCount()
 		m.AbortedOps += a.s[i].all.Errors[outcome.Conflict]
 	}
-	if aft := stats(a.s, afterIdx, op); aft.OKCount > 0 && ref.OKCount > 0 && ref.MeanUs > 0 {
+	if aft := a.stats(afterIdx, op); aft.OKCount > 0 && ref.OKCount > 0 && ref.MeanUs > 0 {
 		v := (aft.MeanUs/ref.MeanUs - 1) * 100
 		m.LatencyAfterVsBeforePct = &v
 	}
@@ -702,8 +780,8 @@ func (a *analyzer) opNames() []string {
 // phases splits the run at every action time.
 func (a *analyzer) phases(faults []Fault, finalFrom time.Duration) []PhaseStats {
 	mk := func(name, kind string, from, to time.Duration, idx []int) PhaseStats {
-		return PhaseStats{Name: name, Kind: kind, FromMs: ms(from), ToMs: ms(min(to, a.runEnd)),
-			LatencyStats: stats(a.s, idx, measure.AllOps), ErrorsByClass: errorsByClass(a.s, idx)}
+		return PhaseStats{Name: name, Kind: kind, FromMs: ms(from), ToMs: ms(min(to, a.runEnd)), OfferedOps: a.p.OfferedOps,
+			LatencyStats: a.stats(idx, measure.AllOps), ErrorsByClass: errorsByClass(a.s, idx)}
 	}
 	first := a.runEnd + 1
 	if len(a.bounds) > 0 {

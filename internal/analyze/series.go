@@ -144,10 +144,11 @@ func synthesiseAll(s slot) measure.WindowRow {
 }
 
 // LatencyStats summarises a set of windows for one operation (or ALL).
-// Count, throughput and max are exact; mean and percentiles are the means
-// of the windows' values weighted by their successful operations (an
-// approximation for percentiles: merging the windows' histograms from
-// hist/*.hlog would give exact ones). All zero when the set is empty.
+// Counts, throughput, mean and max are exact; the percentiles are those of
+// the windows' merged histograms when the analysis has them
+// (Params.Hists), else the windows' percentiles weighted by their
+// successful operations (an approximation: Report.PercentilesExact is
+// false). All zero when the set is empty.
 type LatencyStats struct {
 	DurationMs float64 `json:"duration_ms"`    // total length of the windows
 	Ops        float64 `json:"throughput_ops"` // successful operations per second
@@ -158,6 +159,9 @@ type LatencyStats struct {
 	P95Us      float64 `json:"p95_us"`
 	P99Us      float64 `json:"p99_us"`
 	MaxUs      float64 `json:"max_us"`
+	// DroppedCount counts the open-loop operations due in these windows
+	// that never started (ALL only: a dropped operation has no type).
+	DroppedCount int64 `json:"dropped_count,omitempty"`
 }
 
 // stats summarises the windows idx for op; windows without a row for op
@@ -172,6 +176,9 @@ func stats(s []slot, idx []int, op string) LatencyStats {
 			continue
 		}
 		d += s[i].dur()
+		if op == measure.AllOps {
+			st.DroppedCount += r.Dropped
+		}
 		st.OKCount += r.OK
 		st.ErrorCount += r.ErrorCount()
 		rw := latWeight(r)
@@ -190,6 +197,39 @@ func stats(s []slot, idx []int, op string) LatencyStats {
 	}
 	st.DurationMs = ms(d)
 	st.Ops = rate(st.OKCount, d)
+	return st
+}
+
+// stats is stats with exact percentiles from the merged window histograms
+// when the analysis has them; otherwise (or when a window's histogram is
+// missing or disagrees with its row) it records why in a.inexact.
+func (a *analyzer) stats(idx []int, op string) LatencyStats {
+	st := stats(a.s, idx, op)
+	if st.OKCount == 0 {
+		return st
+	}
+	if a.p.Hists == nil {
+		a.inexact = "no per-window histograms (hist/*.hlog)"
+		return st
+	}
+	h := measure.NewLatencyHistogram()
+	for _, i := range idx {
+		r, ok := a.s[i].row(op)
+		if !ok || r.OK == 0 {
+			continue
+		}
+		if !a.p.Hists.MergeWindow(op, a.s[i].start, h) {
+			a.inexact = fmt.Sprintf("no %s histogram for the window at %v", op, a.s[i].start)
+			return st
+		}
+	}
+	if h.TotalCount() != st.OKCount {
+		a.inexact = fmt.Sprintf("%s histograms hold %d operations, the windows %d", op, h.TotalCount(), st.OKCount)
+		return st
+	}
+	st.P50Us = float64(h.ValueAtQuantile(50))
+	st.P95Us = float64(h.ValueAtQuantile(95))
+	st.P99Us = float64(h.ValueAtQuantile(99))
 	return st
 }
 

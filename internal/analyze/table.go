@@ -82,15 +82,9 @@ func ResultsTable(names []string, reports []*Report) string {
 			s := strings.TrimSpace(m.Fault.Action + " " + m.Fault.Node)
 			return s + " @" + num(m.Fault.At.Seconds(), 1) + "s"
 		}))
-		add("  downtime (ms)", injected(func(m FaultMetrics) string {
-			s := NACell(m.DowntimeMs)
-			if m.DownAtSpanEnd {
-				s += "+ (still down)"
-			}
-			return s
-		}))
+		add("  downtime (ms)", injected(DowntimeCell))
 		add("  longest gap (ms)", injected(func(m FaultMetrics) string { return NACell(m.LongestGapMs) }))
-		add("  failover time (ms)", injected(func(m FaultMetrics) string { return NACell(m.FailoverMs) }))
+		add("  failover time (ms)", injected(FailoverCell))
 		add("  recovery time (ms)", injected(func(m FaultMetrics) string { return RecoveryCell(m, m.RecoveryMs) }))
 		add("  recovery after downtime (ms)", injected(func(m FaultMetrics) string { return RecoveryCell(m, m.RecoveryAfterDowntimeMs) }))
 		add("  node down throughput (ops/s)", injected(func(m FaultMetrics) string {
@@ -112,6 +106,7 @@ func ResultsTable(names []string, reports []*Report) string {
 			}
 			return signed(*m.LatencyAfterVsBeforePct)
 		}))
+		add("  dropped ops in fault span", injected(func(m FaultMetrics) string { return strconv.FormatInt(m.During.DroppedCount, 10) }))
 	}
 	add("final throughput (ops/s)", func(r *Report) string { return num(r.FinalOps, 0) })
 	add("final vs baseline (%)", func(r *Report) string {
@@ -120,7 +115,39 @@ func ResultsTable(names []string, reports []*Report) string {
 		}
 		return signed((r.FinalOps/r.BaselineOps - 1) * 100)
 	})
+	add("offered load (ops/s)", OfferedCell)
+	add("dropped ops (never started)", func(r *Report) string { return strconv.FormatInt(r.DroppedOps, 10) })
 	return texttable.Format(rows, texttable.Options{})
+}
+
+// DowntimeCell formats m's downtime: NACell, with "+ (still down)" when
+// the fault span ended down (the NoSQL failover study reports it as ∞).
+func DowntimeCell(m FaultMetrics) string {
+	s := NACell(m.DowntimeMs)
+	if m.DownAtSpanEnd && m.DowntimeMs >= 0 {
+		s += "+ (still down)"
+	}
+	return s
+}
+
+// FailoverCell formats m's failover time: NACell, with "+ (still down)"
+// when the first downtime stretch lasted to the span's end: the failover
+// then did not end, and the value is only the span's length.
+func FailoverCell(m FaultMetrics) string {
+	s := NACell(m.FailoverMs)
+	if m.FailoverOpen && m.FailoverMs >= 0 {
+		s += "+ (still down)"
+	}
+	return s
+}
+
+// OfferedCell formats the offered open-loop rate of r, "closed loop" when
+// there was none.
+func OfferedCell(r *Report) string {
+	if r.OfferedOps <= 0 {
+		return "closed loop"
+	}
+	return num(r.OfferedOps, 0)
 }
 
 // TimeCell formats a "time until" metric in ms; negative (-1) is "never".

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestResultsTable(t *testing.T) {
 		}
 	})
 	t.Run("no faults, no reports", func(t *testing.T) {
-		if got := ResultsTable(nil, nil); got != "metric\nbaseline throughput (ops/s)\nfinal throughput (ops/s)\nfinal vs baseline (%)\n" {
+		if got := ResultsTable(nil, nil); got != "metric\nbaseline throughput (ops/s)\nfinal throughput (ops/s)\nfinal vs baseline (%)\noffered load (ops/s)\ndropped ops (never started)\n" {
 			t.Errorf("empty table %q", got)
 		}
 	})
@@ -93,5 +94,66 @@ func TestRecoveryCell(t *testing.T) {
 				t.Errorf("RecoveryCell = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestStillDownFailoverCell: a fault span that ends still down reports
+// failover = the span's length; its cell says so (before: a bare
+// "60000", as if the cluster had failed over after 60 s).
+func TestStillDownFailoverCell(t *testing.T) {
+	down := func(t time.Duration) point {
+		if t >= 30*sec {
+			return point{timeouts: 50}
+		}
+		return failover(t)
+	}
+	r := mustAnalyze(t, gen(100*time.Millisecond, 90*sec, 10*sec, down), killStart(30*sec, -1), exactParams())
+	m := r.Faults[0]
+	if !m.DownAtSpanEnd {
+		t.Fatalf("down_at_span_end false")
+	}
+	if got := FailoverCell(m); got != "60000+ (still down)" {
+		t.Errorf("failover cell %q, want %q", got, "60000+ (still down)")
+	}
+	if !regexp.MustCompile(`failover time \(ms\) +60000\+ \(still down\)\n`).MatchString(ResultsTable(nil, []*Report{r})) {
+		t.Errorf("table:\n%s", ResultsTable(nil, []*Report{r}))
+	}
+}
+
+// TestUnsmoothedCrossings: with the default 1 s band smoothing the
+// reference failover profile recovered at 2,600 ms and stabilised at
+// 1,300 ms (the moving average enters the band late); the smoothing now
+// only decides that the level holds and the crossing is the raw one:
+// 2,500 and 1,000 ms, as with raw windows.
+func TestUnsmoothedCrossings(t *testing.T) {
+	rows := gen(100*time.Millisecond, 90*sec, 10*sec, failover)
+	for _, p := range []struct {
+		name string
+		p    Params
+	}{{"smoothed band", DefaultParams()}, {"raw windows", exactParams()}} {
+		t.Run(p.name, func(t *testing.T) {
+			m := mustAnalyze(t, rows, killStart(30*sec, 60*sec), p.p).Faults[0]
+			eq(t, "RecoveryMs", m.RecoveryMs, 2500)
+			eq(t, "StabiliseMs", m.StabiliseMs, 1000)
+		})
+	}
+}
+
+// TestFailoverCellEndedEarly: a first outage that ended, then another that
+// lasts to the span's end: the downtime is marked still down, the failover
+// (the first stretch, which ended) is not.
+func TestFailoverCellEndedEarly(t *testing.T) {
+	twice := func(t time.Duration) point {
+		if in(t, 30*sec, 31*sec) || t >= 80*sec {
+			return point{timeouts: 50}
+		}
+		return point{ops: 1000, mean: 2000, p50: 1500, p99: 5000, maxUs: 8000}
+	}
+	m := mustAnalyze(t, gen(100*time.Millisecond, 90*sec, 10*sec, twice), killStart(30*sec, -1), exactParams()).Faults[0]
+	if got := FailoverCell(m); got != "1000" || m.FailoverOpen {
+		t.Errorf("failover cell %q (open %v), want 1000", got, m.FailoverOpen)
+	}
+	if got := DowntimeCell(m); got != "11000+ (still down)" {
+		t.Errorf("downtime cell %q, want 11000+ (still down)", got)
 	}
 }

@@ -54,8 +54,13 @@ func (m *memDriver) Update(_ context.Context, _, key string, v map[string][]byte
 func (m *memDriver) Insert(ctx context.Context, t, key string, v map[string][]byte) error {
 	return m.Update(ctx, t, key, v)
 }
-func (m *memDriver) Delete(context.Context, string, string) error { return nil }
-func (m *memDriver) Close() error                                 { return nil }
+func (m *memDriver) Delete(_ context.Context, _, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.recs, key)
+	return nil
+}
+func (m *memDriver) Close() error { return nil }
 
 // write performs one tracked write; apply=false simulates a write the
 // database acknowledged but did not keep.

@@ -104,16 +104,13 @@ func (t *Tracker) EndTxn(worker int, err error, aborted bool) {
 			s.keys[x.key] = ks
 		}
 		if err == nil {
-			ks.acked++
-			if x.invoke > ks.lastInvoke {
-				ks.lastInvoke = x.invoke
-				ks.lastTag = x.tag
-			}
+			ks.ack(x.tag, x.invoke, now, false)
 			if x.insert {
 				ks.insert = true
 			}
 		} else if !aborted {
 			ks.unknown++
+			ks.remember(histEntry{tag: x.tag, invoke: x.invoke, ack: unknown})
 		}
 		s.mu.Unlock()
 	}

@@ -125,6 +125,18 @@ func WriteScenarioSummary(w io.Writer, sum *rundir.Summary, ro *Outcome, basis r
 			}
 			fmt.Fprintf(w, "  %s %s: found %s, last acknowledged %s %s\n", e.Kind, e.Key, e.Found, e.Expected, e.Detail)
 		}
+		if rd := sum.LostWrites.Reads; rd != nil {
+			verdict := "PASS"
+			if !sum.LostWrites.ReadsOK() {
+				verdict = "FAIL"
+			}
+			fmt.Fprintf(w, "stale-reads check: %s — %s\n", verdict, rd)
+			for _, ph := range sum.LostWrites.Phases {
+				if ph.StaleReads+ph.CorruptReads > 0 || ph.LostWrites > 0 {
+					fmt.Fprintf(w, "  %s: %d lost, %d stale reads, %d corrupt reads\n", ph.Name, ph.LostWrites, ph.StaleReads, ph.CorruptReads)
+				}
+			}
+		}
 	}
 	for _, e := range sum.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)

@@ -17,6 +17,7 @@ import (
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/live"
+	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/netns"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/report"
@@ -293,12 +294,18 @@ func (r *scenarioRun) restoreAndCheck(ctx context.Context) error {
 		fmt.Fprintln(r.s.Err, "checking lost writes: reading every written key back ...")
 		evs := r.run.Events
 		evs.Emit(event.PhaseStart, "", "check")
+		if !r.sc.Load.SkipLoad {
+			r.tracker.CheckLoaded(r.prep.Workload, 10000) // load keys the run never wrote, sampled
+		}
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 		res := r.tracker.Verify(cctx, r.prep.Driver, r.prep.Workload.Table(), 16)
 		cancel()
 		evs.Emit(event.PhaseEnd, "", "check: "+res.String())
 		r.sum.LostWrites = &res
 		r.sum.Checks["lost-writes"] = res.OK()
+		if res.Reads != nil {
+			r.sum.Checks["stale-reads"] = res.ReadsOK()
+		}
 	}
 	return nil
 }
@@ -313,9 +320,16 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 	params.Hold = a.Hold.D()
 	params.SteadyTol = a.SteadyTolerance
 	params.SteadySpan = a.SteadySpan.D()
+	params.OfferedOps = r.rate
+	if hl, err := measure.ReadHistLogs(r.run.Dir); err == nil {
+		params.Hists = hl // exact span percentiles
+	}
 	rep, err := analyze.Analyze(r.outcome.Windows, r.run.Events.Events(), params)
 	if err != nil {
 		r.sum.Errors = append(r.sum.Errors, "analysis: "+err.Error())
+	}
+	if r.sum.LostWrites != nil && rep != nil {
+		r.sum.LostWrites.ByPhase(r.outcome.Result.Start, rep.Phases)
 	}
 	r.sum.Analysis = rep
 	r.sum.PeakRSSBytes = PeakRSS()

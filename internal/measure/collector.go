@@ -34,6 +34,7 @@ type Collector struct {
 	clients  []clientTotals
 	runStart time.Duration // start of the first post-warm-up window; -1 before it
 	runEnd   time.Duration // end of the last post-warm-up window
+	end      time.Duration // end of the measured period since Start (EndAt); -1 = none
 	onWindow func([]WindowRow)
 	out      *outputs
 	err      error // first write error
@@ -103,6 +104,7 @@ func NewCollector(cfg Config) (*Collector, error) {
 		totAll:   OpTotals{Name: AllOps},
 		clients:  make([]clientTotals, cfg.Workers),
 		runStart: -1,
+		end:      -1,
 	}
 	for i, name := range cfg.Ops {
 		c.tot[i].Name = name
@@ -137,6 +139,18 @@ func (c *Collector) OnWindow(f func(rows []WindowRow)) {
 	c.flushMu.Unlock()
 }
 
+// EndAt sets the end of the measured period (the run's deadline): no
+// window extends past t, the last window is cut short at t, and Close
+// closes the windows at t at the latest, however late it is called.
+// Operations still in flight at t are the caller's to count (Recorder.Cut);
+// samples recorded for windows after t are not counted. Call it before
+// the end; the runner does when its duration is bounded.
+func (c *Collector) EndAt(t time.Time) {
+	c.flushMu.Lock()
+	c.end = max(0, t.Sub(c.cfg.Start))
+	c.flushMu.Unlock()
+}
+
 // Run closes each window when its end plus a small grace period (a fifth of
 // the window, at most 100 ms) has passed, until ctx is done or the collector
 // is closed. Call it in its own goroutine.
@@ -145,9 +159,15 @@ func (c *Collector) Run(ctx context.Context) {
 	defer timer.Stop()
 	for {
 		c.flushMu.Lock()
-		next, closed := c.next, c.closed
+		next, closed, end := c.next, c.closed, c.end
 		c.flushMu.Unlock()
 		if closed {
+			return
+		}
+		if end >= 0 && time.Duration(next+1)*c.window > end {
+			// every window that ends by the end of the measured period is
+			// closed; the last (partial) one is Close's
+			<-ctx.Done()
 			return
 		}
 		due := c.cfg.Start.Add(time.Duration(next+1)*c.window + c.grace)
@@ -174,6 +194,9 @@ func (c *Collector) flushUntil(t time.Time) {
 
 func (c *Collector) flushUntilLocked(t time.Time) {
 	rel := t.Sub(c.cfg.Start)
+	if c.end >= 0 {
+		rel = min(rel, c.end)
+	}
 	for rel >= 0 && time.Duration(c.next+1)*c.window <= rel {
 		c.closeWindow(c.next, time.Duration(c.next+1)*c.window)
 	}
@@ -371,16 +394,26 @@ func (c *Collector) finish(t time.Time) (*Totals, error) {
 	if c.closed {
 		return nil, errors.New("measure: Close called twice")
 	}
+	if c.end >= 0 && t.Sub(c.cfg.Start) > c.end {
+		t = c.cfg.Start.Add(c.end)
+	}
 	c.flushUntilLocked(t)
 	c.closed = true
 
 	last := int64(-1)
 	var late, clamped int64
+	var cut [outcome.NumClasses]int64
+	var drops []dropRun
 	for _, r := range c.recs {
 		last = max(last, r.lastOpen())
 		l, cl := r.counters()
 		late += l
 		clamped += cl
+		rc, rd := r.ends()
+		for i, v := range rc {
+			cut[i] += v
+		}
+		drops = append(drops, rd...)
 	}
 	rel := t.Sub(c.cfg.Start)
 	kt := int64(-1) // window containing t (t on a boundary belongs to the window before)
@@ -388,6 +421,10 @@ func (c *Collector) finish(t time.Time) (*Totals, error) {
 		kt = int64((rel - 1) / c.window)
 	}
 	last = max(last, kt)
+	if c.end >= 0 {
+		// nothing after the end of the measured period is a window
+		last = min(last, kt)
+	}
 	for k := c.next; k <= last; k++ {
 		end := time.Duration(k+1) * c.window
 		if k == last && k == kt && rel < end {
@@ -397,7 +434,8 @@ func (c *Collector) finish(t time.Time) (*Totals, error) {
 		c.closeWindow(k, end)
 	}
 
-	tot := &Totals{Ops: make([]OpTotals, len(c.tot)), All: c.totAll, Late: late, Clamped: clamped}
+	tot := &Totals{Ops: make([]OpTotals, len(c.tot)), All: c.totAll, Late: late, Clamped: clamped, Cut: cut}
+	tot.Dropped = c.attributeDrops(drops)
 	if c.runStart >= 0 {
 		tot.Duration = c.runEnd - c.runStart
 	}
@@ -410,10 +448,53 @@ func (c *Collector) finish(t time.Time) (*Totals, error) {
 	if c.err == nil {
 		c.err = c.out.writeClients(c.clients, tot.Duration)
 	}
+	if c.err == nil {
+		c.err = writeDropped(c.cfg.Dir, c.rows)
+	}
 	if err := c.out.close(); err != nil && c.err == nil {
 		c.err = err
 	}
 	return tot, c.err
+}
+
+// attributeDrops adds each dropped operation to the ALL row of the window
+// of its due time (the last window for a due time past it) and returns the
+// number due in post-warm-up windows. Called with flushMu held, after
+// every window is closed.
+func (c *Collector) attributeDrops(drops []dropRun) int64 {
+	if len(drops) == 0 {
+		return 0
+	}
+	c.rowsMu.Lock()
+	defer c.rowsMu.Unlock()
+	all := map[int]int{} // window index -> position of its ALL row
+	for i := range c.rows {
+		if c.rows[i].Op == AllOps {
+			all[c.rows[i].Index] = i
+		}
+	}
+	var run int64
+	for _, d := range drops {
+		for j := int64(0); j < d.n; j++ {
+			at := d.from + time.Duration(j)*d.every
+			k := 0
+			if at > 0 {
+				k = int(at / c.window)
+			}
+			if k >= int(c.next) {
+				k = int(c.next) - 1
+			}
+			pos, ok := all[k]
+			if !ok {
+				continue
+			}
+			c.rows[pos].Dropped++
+			if c.rows[pos].Phase == PhaseRun {
+				run++
+			}
+		}
+	}
+	return run
 }
 
 func fillHists(t *OpTotals) {

@@ -188,6 +188,10 @@ type WindowRow struct {
 	// Errors counts failed operations by class; index by outcome.Class, [outcome.OK] is unused (0).
 	Errors [outcome.NumClasses]int64
 	Behind int64 // operations (any outcome) that started behind schedule
+	// Dropped counts open-loop operations due in this window that never
+	// started: the run ended while the workers were still behind (ALL rows
+	// only; from dropped.csv, written at the end of the run).
+	Dropped int64
 	// Intended-start latency of successful operations, µs.
 	MeanUs, P50Us, P90Us, P95Us, P99Us, P999Us, MaxUs float64
 	// Service time (from the actual start) of successful operations, µs.
@@ -242,6 +246,22 @@ type Totals struct {
 	// Clamped counts successful samples (all phases) whose latency or service
 	// time was outside 0..HighestUs and was recorded at the nearest bound.
 	Clamped int64
+	// Cut counts, by outcome class, the operations still in flight at the
+	// end of the measured period (Collector.EndAt): cancelled at the
+	// deadline or completed after it, they are in no window.
+	Cut [outcome.NumClasses]int64
+	// Dropped counts open-loop operations due in post-warm-up windows that
+	// never started (the run ended while the workers were behind).
+	Dropped int64
+}
+
+// CutCount is the number of cut operations over every class.
+func (t *Totals) CutCount() int64 {
+	var n int64
+	for _, v := range t.Cut {
+		n += v
+	}
+	return n
 }
 
 // OpTotals are the post-warm-up totals of one operation type.

@@ -32,7 +32,14 @@ const (
 	WindowsFile = "windows.csv"
 	ClientsFile = "clients.csv"
 	HistDir     = "hist"
+	// DroppedFile lists, per window, the open-loop operations due in it that
+	// never started (header DroppedHeader; windows without any are left
+	// out). Its presence says the run recorded dropped operations.
+	DroppedFile = "dropped.csv"
 )
+
+// DroppedHeader is the header line of dropped.csv.
+const DroppedHeader = "start_ms,end_ms,dropped"
 
 // HlogMaxDivisor is what the Interval_Max column of the .hlog files is the
 // maximum (in µs) divided by: hdrhistogram-go's default ratio, so the column
@@ -335,7 +342,69 @@ func ReadWindows(path string) ([]WindowRow, error) {
 			}
 		}
 	}
+	if err := readDropped(filepath.Join(filepath.Dir(path), DroppedFile), rows); err != nil {
+		return nil, err
+	}
 	return rows, nil
+}
+
+// writeDropped writes dir/dropped.csv from the ALL rows' Dropped counts.
+func writeDropped(dir string, rows []WindowRow) error {
+	b := []byte(DroppedHeader + "\n")
+	for i := range rows {
+		r := &rows[i]
+		if r.Op != AllOps || r.Dropped == 0 {
+			continue
+		}
+		b = appendMs(b, r.Start)
+		b = append(b, ',')
+		b = appendMs(b, r.End)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, r.Dropped, 10)
+		b = append(b, '\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, DroppedFile), b, 0o644); err != nil {
+		return fmt.Errorf("measure: %w", err)
+	}
+	return nil
+}
+
+// readDropped adds the counts of a dropped.csv (if it exists) to the ALL
+// rows of the windows with the same start.
+func readDropped(path string, rows []WindowRow) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	all := map[time.Duration]int{}
+	for i := range rows {
+		if rows[i].Op == AllOps {
+			all[rows[i].Start] = i
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != DroppedHeader {
+		return fmt.Errorf("%s: line 1: header %q, want %q", path, lines[0], DroppedHeader)
+	}
+	for n, line := range lines[1:] {
+		f := strings.Split(line, ",")
+		if len(f) != 3 {
+			return fmt.Errorf("%s: line %d: %d fields, want 3", path, n+2, len(f))
+		}
+		startMs, err1 := strconv.ParseFloat(f[0], 64)
+		cnt, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err := errors.Join(err1, err2); err != nil || cnt < 0 {
+			return fmt.Errorf("%s: line %d: bad row %q", path, n+2, line)
+		}
+		start := time.Duration(math.Round(startMs*1000)) * time.Microsecond
+		if i, ok := all[start]; ok {
+			rows[i].Dropped += cnt
+		}
+	}
+	return nil
 }
 
 func parseRow(rec []string) (WindowRow, error) {

@@ -24,8 +24,17 @@ type Recorder struct {
 	free    []*slot // empty slots handed over by the flusher
 	late    int64
 	clamped int64
+	cut     [outcome.NumClasses]int64 // operations in flight at the end, by class (Cut)
+	drops   []dropRun                 // open-loop operations never started (Drop)
 
 	_ [64]byte // keep recorders on separate cache lines
+}
+
+// dropRun is n dropped operations due at from, from+every, ... (since the
+// recorder's start).
+type dropRun struct {
+	from, every time.Duration
+	n           int64
 }
 
 // slot holds one recorder's samples of one window.
@@ -124,6 +133,35 @@ func (r *Recorder) Record(s Sample) {
 	r.mu.Unlock()
 }
 
+// Cut counts an operation that was still in flight when the measured period
+// ended (Collector.EndAt) with the outcome it got (a timeout when the end
+// cancelled it). It is not recorded in any window: the measured period
+// ends at the deadline. Not on the hot path.
+func (r *Recorder) Cut(class outcome.Class) {
+	if class >= outcome.NumClasses {
+		class = outcome.Other
+	}
+	r.mu.Lock()
+	r.cut[class]++
+	r.mu.Unlock()
+}
+
+// Drop records n open-loop operations that were due at first, first+every,
+// ... but never started because the run ended while the worker was behind
+// its schedule. The collector attributes each to the window of its due time
+// (WindowRow.Dropped of the ALL row, dropped.csv).
+func (r *Recorder) Drop(first time.Time, every time.Duration, n int64) {
+	if n <= 0 {
+		return
+	}
+	if every <= 0 {
+		every = 1
+	}
+	r.mu.Lock()
+	r.drops = append(r.drops, dropRun{from: first.Sub(r.start), every: every, n: n})
+	r.mu.Unlock()
+}
+
 // slotFor returns the open slot of window w, opening one if needed.
 // Called with r.mu held.
 func (r *Recorder) slotFor(w int64) *slot {
@@ -198,6 +236,13 @@ func (r *Recorder) counters() (late, clamped int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.late, r.clamped
+}
+
+// ends returns the cut counts and the dropped runs.
+func (r *Recorder) ends() ([outcome.NumClasses]int64, []dropRun) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cut, append([]dropRun(nil), r.drops...)
 }
 
 // slots returns how many slots the recorder holds (open and free); for tests.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/analyze"
+	"github.com/faultbench/faultbench/internal/check"
 	"github.com/faultbench/faultbench/internal/rundir"
 )
 
@@ -418,7 +419,14 @@ func phasesTable(r *Run) table {
 	if r.Analysis == nil {
 		return t
 	}
-	t.Head = []string{"phase", "kind", "from (s)", "to (s)", "throughput (ops/s)", "ok", "failed", "p50 (ms)", "p99 (ms)", "max (ms)", "errors by class"}
+	t.Head = []string{"phase", "kind", "from (s)", "to (s)", "offered (ops/s)", "throughput (ops/s)", "ok", "failed", "dropped", "p50 (ms)", "p99 (ms)", "max (ms)", "errors by class"}
+	var checks []check.PhaseCheck
+	if r.Summary != nil && r.Summary.LostWrites != nil {
+		checks = r.Summary.LostWrites.Phases
+	}
+	if len(checks) > 0 {
+		t.Head = append(t.Head, "lost writes", "stale / corrupt reads")
+	}
 	for _, ph := range r.Analysis.Phases {
 		var errs []string
 		for _, k := range slices.Sorted(maps.Keys(ph.ErrorsByClass)) {
@@ -426,9 +434,23 @@ func phasesTable(r *Run) table {
 				errs = append(errs, fmt.Sprintf("%s %d", k, v))
 			}
 		}
-		t.add("", ph.Name, ph.Kind, num(ph.FromMs/1000, 1), num(ph.ToMs/1000, 1), num(ph.Ops, 0),
-			strconv.FormatInt(ph.OKCount, 10), strconv.FormatInt(ph.ErrorCount, 10),
-			msCell(ph.P50Us), msCell(ph.P99Us), msCell(ph.MaxUs), strings.Join(errs, ", "))
+		offered := "-"
+		if ph.OfferedOps > 0 {
+			offered = num(ph.OfferedOps, 0)
+		}
+		cells := []string{ph.Name, ph.Kind, num(ph.FromMs/1000, 1), num(ph.ToMs/1000, 1), offered, num(ph.Ops, 0),
+			strconv.FormatInt(ph.OKCount, 10), strconv.FormatInt(ph.ErrorCount, 10), strconv.FormatInt(ph.DroppedCount, 10),
+			msCell(ph.P50Us), msCell(ph.P99Us), msCell(ph.MaxUs), strings.Join(errs, ", ")}
+		if len(checks) > 0 {
+			lost, reads := "-", "-"
+			for _, c := range checks {
+				if c.Name == ph.Name && c.FromMs == ph.FromMs {
+					lost, reads = strconv.Itoa(c.LostWrites), fmt.Sprintf("%d / %d", c.StaleReads, c.CorruptReads)
+				}
+			}
+			cells = append(cells, lost, reads)
+		}
+		t.add("", cells...)
 	}
 	return t
 }

@@ -137,7 +137,16 @@ func Load(ctx context.Context, dir string) (*Run, error) {
 	if r.Summary != nil && r.Summary.Analysis != nil {
 		r.Analysis = r.Summary.Analysis
 	} else {
-		rep, err := analyze.Analyze(r.Windows, r.Events, analyze.DefaultParams())
+		params := analyze.DefaultParams()
+		if hl, err := measure.ReadHistLogs(dir); err == nil {
+			params.Hists = hl // exact span percentiles
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			r.Notes = append(r.Notes, "hist/*.hlog: "+err.Error())
+		}
+		if r.Summary != nil {
+			params.OfferedOps = r.Summary.TargetOps
+		}
+		rep, err := analyze.Analyze(r.Windows, r.Events, params)
 		if err != nil {
 			r.Notes = append(r.Notes, "analysis: "+err.Error())
 		} else {

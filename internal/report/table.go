@@ -151,15 +151,9 @@ func results(runs []*Run) []metricRow {
 			})(r))
 		}
 		rows = append(rows, row)
-		add("availability", group, "downtime (ms)", injected(func(m analyze.FaultMetrics) string {
-			s := analyze.NACell(m.DowntimeMs)
-			if m.DownAtSpanEnd {
-				s += "+ (still down)"
-			}
-			return s
-		}))
+		add("availability", group, "downtime (ms)", injected(analyze.DowntimeCell))
 		add("availability", group, "longest gap (ms)", injected(func(m analyze.FaultMetrics) string { return analyze.NACell(m.LongestGapMs) }))
-		add("availability", group, "failover time (ms)", injected(func(m analyze.FaultMetrics) string { return analyze.NACell(m.FailoverMs) }))
+		add("availability", group, "failover time (ms)", injected(analyze.FailoverCell))
 		add("availability", group, "recovery time (ms)", injected(func(m analyze.FaultMetrics) string { return analyze.RecoveryCell(m, m.RecoveryMs) }))
 		add("availability", group, "recovery after downtime (ms)", injected(func(m analyze.FaultMetrics) string { return analyze.RecoveryCell(m, m.RecoveryAfterDowntimeMs) }))
 		add("availability", group, "node down throughput (ops/s)", injected(func(m analyze.FaultMetrics) string {
@@ -189,6 +183,9 @@ func results(runs []*Run) []metricRow {
 		add("availability", group, "p99 before / during / after (ms)", fm(func(_ *analyze.Report, m analyze.FaultMetrics) string {
 			return triple(m, func(s analyze.LatencyStats) string { return msCell(s.P99Us) })
 		}))
+		add("availability", group, "dropped ops before / during / after", fm(func(_ *analyze.Report, m analyze.FaultMetrics) string {
+			return triple(m, func(s analyze.LatencyStats) string { return strconv.FormatInt(s.DroppedCount, 10) })
+		}))
 	}
 	add("availability", "", "final throughput (ops/s)", rep(func(a *analyze.Report) string { return num(a.FinalOps, 0) }))
 	add("availability", "", "final vs baseline (%)", rep(func(a *analyze.Report) string {
@@ -196,6 +193,22 @@ func results(runs []*Run) []metricRow {
 			return "-"
 		}
 		return signed((a.FinalOps/a.BaselineOps - 1) * 100)
+	}))
+	add("availability", "", "offered load (ops/s)", func(r *Run) string {
+		if r.Analysis == nil {
+			return "-"
+		}
+		if r.Analysis.OfferedOps <= 0 && r.Summary != nil && r.Summary.TargetOps > 0 {
+			return num(r.Summary.TargetOps, 0) // a summary from before offered_ops
+		}
+		return analyze.OfferedCell(r.Analysis)
+	})
+	add("availability", "", "dropped ops (never started)", rep(func(a *analyze.Report) string { return strconv.FormatInt(a.DroppedOps, 10) }))
+	add("availability", "", "span percentiles", rep(func(a *analyze.Report) string {
+		if a.PercentilesExact {
+			return "exact"
+		}
+		return "approximate"
 	}))
 
 	lost := func(f func(s *rundir.Summary) string) func(r *Run) string {
@@ -214,6 +227,27 @@ func results(runs []*Run) []metricRow {
 	}))
 	add("checks", "", "lost acknowledged writes", lost(func(s *rundir.Summary) string { return strconv.Itoa(s.LostWrites.LostWrites) }))
 	add("checks", "", "lost inserts", lost(func(s *rundir.Summary) string { return strconv.Itoa(s.LostWrites.LostInserts) }))
+	add("checks", "", "lost deletes", lost(func(s *rundir.Summary) string { return strconv.Itoa(s.LostWrites.LostDeletes) }))
+	add("checks", "", "load keys read back / missing", lost(func(s *rundir.Summary) string {
+		l := s.LostWrites.LoadKeys
+		if l == nil || l.Note != "" {
+			return "-"
+		}
+		return fmt.Sprintf("%d of %d / %d", l.Checked, l.Total, l.Missing)
+	}))
+	add("checks", "", "verification reads", lost(func(s *rundir.Summary) string {
+		if s.LostWrites.VerifyReads == "" {
+			return "-"
+		}
+		return s.LostWrites.VerifyReads
+	}))
+	add("checks", "", "stale / corrupt reads (of judged)", lost(func(s *rundir.Summary) string {
+		rd := s.LostWrites.Reads
+		if rd == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%d / %d (of %d)", rd.Stale, rd.Corrupt, rd.Judged)
+	}))
 
 	add("clients", "", "clients", func(r *Run) string {
 		if len(r.Clients) == 0 {

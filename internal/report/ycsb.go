@@ -55,6 +55,9 @@ func WriteYCSB(w io.Writer, t *measure.Totals, basis LatencyBasis) {
 		tp = float64(all) / secs
 	}
 	fmt.Fprintf(w, "[OVERALL], Throughput(ops/sec), %.1f\n", tp)
+	if n := t.CutCount(); n > 0 {
+		fmt.Fprintf(w, "[OVERALL], Cut(in flight at the deadline), %d\n", n)
+	}
 	for _, o := range t.Ops {
 		n := o.OK + sumErrors(o)
 		if n == 0 {

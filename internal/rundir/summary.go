@@ -97,6 +97,12 @@ type Totals struct {
 	Behind        int64              `json:"behind_schedule"`
 	PerOp         map[string]OpStats `json:"per_op"`
 	All           OpStats            `json:"all"`
+	// Dropped counts open-loop operations due in the measured windows that
+	// never started (the run ended while the workers were behind).
+	Dropped int64 `json:"dropped_ops_count"`
+	// Cut counts, by class, the operations in flight at the deadline:
+	// cancelled by it or completed after it, in no window.
+	Cut map[string]int64 `json:"cut_ops_by_class_count,omitempty"`
 }
 
 // TotalsOf converts measure totals into summary form.
@@ -124,6 +130,15 @@ func TotalsOf(t *measure.Totals) Totals {
 	}
 	out.All = conv(t.All)
 	out.Operations, out.OK, out.Errors, out.Behind = out.All.Count, out.All.OK, out.All.Errors, out.All.Behind
+	out.Dropped = t.Dropped
+	for c, n := range t.Cut {
+		if n > 0 {
+			if out.Cut == nil {
+				out.Cut = map[string]int64{}
+			}
+			out.Cut[outcome.Class(c).String()] = n
+		}
+	}
 	if secs > 0 {
 		out.ThroughputOps = float64(out.All.Count) / secs
 	}

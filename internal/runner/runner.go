@@ -72,15 +72,27 @@ func (c Config) Validate() error {
 }
 
 // Tracker, if set, sees every write (insert, update, the write half of a
-// read-modify-write) before it is issued and after it completed. The lost-write
-// check uses it to tag values and to remember what was acknowledged. It is
-// called concurrently from all workers.
+// read-modify-write, delete) before it is issued and after it completed.
+// The lost-write check uses it to tag values and to remember what was
+// acknowledged. It is called concurrently from all workers.
 type Tracker interface {
 	// BeforeWrite may modify op's values (e.g. tag them); it returns a token
 	// passed back to AfterWrite.
 	BeforeWrite(worker int, op *workload.Op) uint64
 	// AfterWrite reports the write's outcome (err nil = acknowledged).
 	AfterWrite(worker int, op *workload.Op, token uint64, err error)
+}
+
+// ReadTracker is the optional ability of a Tracker to see every read (a
+// read, the read half of a read-modify-write) with the record it
+// returned: the stale-read check judges each against the acknowledged
+// writes. It is called concurrently from all workers.
+type ReadTracker interface {
+	// BeforeRead returns a token passed back to AfterRead (the check: the
+	// read's invocation time).
+	BeforeRead(worker int, op *workload.Op) uint64
+	// AfterRead reports what the read returned; rec must not be kept.
+	AfterRead(worker int, op *workload.Op, token uint64, rec map[string][]byte, err error)
 }
 
 // Result describes how a run ended.
@@ -92,6 +104,20 @@ type Result struct {
 	Behind   int64  // operations that started later than their schedule allowed
 	Canceled int64  // operations cut off by the stop and therefore not recorded
 	Dropped  int64  // open loop: operations due before the end that never started (the run was behind)
+	// Cut counts, by outcome class, the operations still in flight at the
+	// deadline: cancelled by it (timeout class) or completed after it. They
+	// are not recorded in any window: the measured period ends at the
+	// deadline, and End is the deadline.
+	Cut [outcome.NumClasses]int64
+}
+
+// CutCount is the number of cut operations over every class.
+func (r Result) CutCount() int64 {
+	var n int64
+	for _, v := range r.Cut {
+		n += v
+	}
+	return n
 }
 
 // Runner holds what a run needs. Build it with fields set, then call Run once.
@@ -127,6 +153,8 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	var deadline time.Time
 	if cfg.Duration > 0 {
 		deadline = start.Add(cfg.Warmup + cfg.Duration)
+		// the measured period ends at the deadline, whatever is in flight
+		r.Collector.EndAt(deadline)
 	}
 	var interval time.Duration
 	if cfg.Rate > 0 {
@@ -141,6 +169,8 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		behind   atomic.Int64
 		canceled atomic.Int64
 		dropped  atomic.Int64
+		cutMu    sync.Mutex
+		cut      [outcome.NumClasses]int64
 		exhaust  atomic.Bool
 		timeUp   atomic.Bool
 	)
@@ -161,6 +191,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			r:        r,
 			thread:   r.Workload.NewThread(i, cfg.Seed),
 			rec:      r.Collector.Recorder(i),
+			reads:    readTracker(r.Tracker),
 			quota:    quota,
 			deadline: deadline,
 			interval: interval,
@@ -175,6 +206,11 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			behind.Add(w.behind)
 			canceled.Add(w.canceled)
 			dropped.Add(w.dropped)
+			cutMu.Lock()
+			for c, v := range w.cut {
+				cut[c] += v
+			}
+			cutMu.Unlock()
 			if w.exhausted {
 				exhaust.Store(true)
 			}
@@ -184,7 +220,10 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		}()
 	}
 	wg.Wait()
-	res := Result{Start: start, End: time.Now(), Ops: total.Load(), Behind: behind.Load(), Canceled: canceled.Load(), Dropped: dropped.Load()}
+	res := Result{Start: start, End: time.Now(), Ops: total.Load(), Behind: behind.Load(), Canceled: canceled.Load(), Dropped: dropped.Load(), Cut: cut}
+	if !deadline.IsZero() && res.End.After(deadline) {
+		res.End = deadline
+	}
 	switch {
 	case ctx.Err() != nil:
 		res.Reason = "interrupted"
@@ -204,7 +243,8 @@ type worker struct {
 	r         *Runner
 	thread    *workload.Thread
 	rec       *measure.Recorder
-	quota     int64 // operations left; -1 = unbounded
+	reads     ReadTracker // nil unless the tracker judges reads
+	quota     int64       // operations left; -1 = unbounded
 	deadline  time.Time
 	interval  time.Duration // open loop: time between this worker's intended starts
 	next      time.Time     // open loop: next intended start
@@ -213,6 +253,7 @@ type worker struct {
 	behind    int64
 	canceled  int64
 	dropped   int64
+	cut       [outcome.NumClasses]int64
 	exhausted bool
 	timeUp    bool // stopped by the deadline
 }
@@ -243,12 +284,7 @@ func (w *worker) loop(ctx context.Context) {
 			}
 		}
 		if !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
-			if w.interval > 0 {
-				// operations due before the end that could not even start:
-				// intended, intended+interval, ... while before the deadline
-				left := w.deadline.Sub(intended)
-				w.dropped += int64((left + w.interval - 1) / w.interval)
-			}
+			w.drop(intended)
 			w.timeUp = true
 			return
 		}
@@ -264,11 +300,24 @@ func (w *worker) loop(ctx context.Context) {
 		if w.interval == 0 {
 			intended = started
 		}
-		err := w.execute(ctx)
+		err := w.execute(ctx, started)
 		ended := time.Now()
 		if err != nil && ctx.Err() != nil {
 			// cut off by the stop: its outcome says nothing about the database
 			w.canceled++
+			return
+		}
+		if !w.deadline.IsZero() && ended.After(w.deadline) {
+			// in flight at the deadline: cancelled by it or completed after
+			// it; counted with its class, in no window
+			cls := outcome.ClassOf(err)
+			w.cut[cls]++
+			w.rec.Cut(cls)
+			if w.cfg.Phase == Run {
+				w.thread.Done(&w.op, err == nil)
+			}
+			w.drop(w.next)
+			w.timeUp = true
 			return
 		}
 		late := w.interval > 0 && started.Sub(intended) > behindAfter
@@ -289,17 +338,34 @@ func (w *worker) loop(ctx context.Context) {
 	}
 }
 
-// execute issues w.op with the per-operation deadline.
-func (w *worker) execute(parent context.Context) error {
-	ctx, cancel := context.WithTimeout(parent, w.cfg.OpTimeout)
+// drop counts, in open loop, the operations due from first on before the
+// deadline that can no longer start: first, first+interval, ...
+func (w *worker) drop(first time.Time) {
+	if w.interval <= 0 || !first.Before(w.deadline) {
+		return
+	}
+	left := w.deadline.Sub(first)
+	n := int64((left + w.interval - 1) / w.interval)
+	w.dropped += n
+	w.rec.Drop(first, w.interval, n)
+}
+
+// execute issues w.op, started at started, with the per-operation
+// deadline (at most the run's deadline).
+func (w *worker) execute(parent context.Context, started time.Time) error {
+	opDeadline := started.Add(w.cfg.OpTimeout)
+	if !w.deadline.IsZero() && w.deadline.Before(opDeadline) {
+		// the run's deadline cancels what is still in flight
+		opDeadline = w.deadline
+	}
+	ctx, cancel := context.WithDeadline(parent, opDeadline)
 	defer cancel()
 	op := &w.op
 	d := w.r.Driver
 	table := w.r.Workload.Table()
 	switch op.Kind {
 	case workload.Read:
-		_, err := d.Read(ctx, table, op.Key, op.Fields)
-		return err
+		return w.read(ctx, table)
 	case workload.Scan:
 		_, err := d.Scan(ctx, table, op.Key, op.ScanLen, op.Fields)
 		return err
@@ -308,16 +374,37 @@ func (w *worker) execute(parent context.Context) error {
 	case workload.Insert:
 		return w.write(ctx, func() error { return d.Insert(ctx, table, op.Key, op.Values) })
 	case workload.ReadModifyWrite:
-		if _, err := d.Read(ctx, table, op.Key, op.Fields); err != nil {
+		if err := w.read(ctx, table); err != nil {
 			return err
 		}
 		return w.write(ctx, func() error { return d.Update(ctx, table, op.Key, op.Values) })
 	case workload.Delete:
-		return d.Delete(ctx, table, op.Key)
+		// tracked like a write: the lost-write check must know that the
+		// key is meant to be absent
+		return w.write(ctx, func() error { return d.Delete(ctx, table, op.Key) })
 	case workload.Txn:
 		return w.executeTxn(ctx)
 	}
 	return fmt.Errorf("runner: unknown operation kind %d", op.Kind)
+}
+
+// readTracker returns t's ReadTracker ability, or nil.
+func readTracker(t Tracker) ReadTracker {
+	rt, _ := t.(ReadTracker)
+	return rt
+}
+
+// read reads w.op's key, through the read tracker when there is one.
+func (w *worker) read(ctx context.Context, table string) error {
+	op := &w.op
+	if w.reads == nil {
+		_, err := w.r.Driver.Read(ctx, table, op.Key, op.Fields)
+		return err
+	}
+	tok := w.reads.BeforeRead(w.id, op)
+	rec, err := w.r.Driver.Read(ctx, table, op.Key, op.Fields)
+	w.reads.AfterRead(w.id, op, tok, rec, err)
+	return err
 }
 
 func (w *worker) write(_ context.Context, do func() error) error {

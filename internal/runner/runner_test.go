@@ -230,3 +230,46 @@ func TestTrackerSeesEveryWrite(t *testing.T) {
 		t.Fatalf("tracker before %d after %d, driver updates %d", tr.before, tr.after, d.updates.Load())
 	}
 }
+
+// readRecTracker also sees reads (runner.ReadTracker).
+type readRecTracker struct {
+	recTracker
+	reads, readsAfter int
+}
+
+func (r *readRecTracker) BeforeRead(int, *workload.Op) uint64 {
+	r.mu.Lock()
+	r.reads++
+	r.mu.Unlock()
+	return 0
+}
+func (r *readRecTracker) AfterRead(int, *workload.Op, uint64, map[string][]byte, error) {
+	r.mu.Lock()
+	r.readsAfter++
+	r.mu.Unlock()
+}
+
+// TestTrackerSeesDeletesAndReads: deletes go through the tracker (before,
+// they bypassed it and the lost-write check reported a deleted key as a
+// lost write), and a tracker with the ReadTracker ability sees every read.
+func TestTrackerSeesDeletesAndReads(t *testing.T) {
+	p := properties.New()
+	p.Set("recordcount", "10")
+	p.Set("readproportion", "0.5")
+	p.Set("updateproportion", "0")
+	p.Set("deleteproportion", "0.5")
+	wl, err := workload.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &countingDriver{}
+	tr := &readRecTracker{}
+	_, tot := runWith(t, context.Background(), runner.Config{Phase: runner.Run, Threads: 2, OperationCount: 200}, wl, d, tr)
+	deletes := tot.Ops[workload.Delete].OK
+	if deletes == 0 || tr.before != int(deletes) || tr.after != tr.before {
+		t.Errorf("tracker saw %d/%d writes, the run did %d deletes", tr.before, tr.after, deletes)
+	}
+	if tr.reads != int(d.reads.Load()) || tr.readsAfter != tr.reads || tr.reads == 0 {
+		t.Errorf("tracker saw %d/%d reads, driver %d", tr.reads, tr.readsAfter, d.reads.Load())
+	}
+}

@@ -440,7 +440,8 @@ func BaselineLadder(lc float64, i int) (Probe, float64) {
 // Baseline is the outcome of Algorithm 1 for one (K, F) (Table V).
 type Baseline struct {
 	// T is T(K,F): the achieved tps of the last sustained probe (the paper's
-	// Table V/VI report the measured performance of that run).
+	// Table V/VI report the measured performance of that run), capped at
+	// that probe's offered total (a catch-up burst is not sustainable).
 	T       float64 `json:"t_ops"`
 	QTotal  float64 `json:"q_total_ops"` // the offered total of that probe
 	Clients int     `json:"clients"`     // its number of clients
@@ -486,7 +487,10 @@ func Algorithm1(ctx context.Context, pr Prober, cfg BaselineConfig) (*Baseline, 
 		return res, fmt.Errorf("algorithm 1: the cluster did not sustain even one client at 0.1 · L_c = %.0f ops/s (%s)", p.Total(), s.rows[s.pass[0]].Reason)
 	}
 	best := s.rows[s.pass[lo]]
-	res.T, res.QTotal, res.Clients = best.TPS, best.Q, best.Clients
+	// Achieved throughput above the offered load is a backlog draining after
+	// a stall (a catch-up burst), not a sustainable rate: T is capped at
+	// the offered total (docs/upb.md).
+	res.T, res.QTotal, res.Clients = min(best.TPS, best.Q), best.Q, best.Clients
 	if hi >= n {
 		res.LimitReached = true
 	} else {

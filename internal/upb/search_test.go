@@ -372,6 +372,11 @@ func TestAlgorithm1Scripted(t *testing.T) {
 			{clients: 1, total: 10, m: good(9.6)}, // 4 % short: sustained
 			{clients: 1, total: 11, m: good(10)},  // 9 % short
 		}, t: 9.6, qtotal: 10, reason: "did not keep up"},
+		{name: "T is capped at the offered total (catch-up burst)", steps: []step{
+			{clients: 1, total: 10, m: good(10)},
+			{clients: 1, total: 11, m: good(13)}, // a backlog drained: 18 % above the offered 11
+			{clients: 1, total: 12.1, m: good(9)},
+		}, t: 11, qtotal: 11, reason: "did not keep up"},
 		{name: "the first step fails", steps: []step{
 			{clients: 1, total: 10, m: good(1)},
 		}, errText: "did not sustain even one client at 0.1 · L_c = 10 ops/s"},

@@ -253,6 +253,31 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 	return rec, nil
 }
 
+// ReadStrong is Read as a linearizable read whatever etcd.serializable
+// says: it goes through the leader and a quorum, so it returns every write
+// acknowledged before it. The lost-write check reads back with it
+// (check.StrongReader).
+func (d *Driver) ReadStrong(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
+	k := d.tablePrefix(table) + key
+	resp, err := d.cli().Get(ctx, k)
+	if err != nil {
+		return nil, classify("read", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, classify("read", fmt.Errorf("key %q: %w", k, outcome.ErrNotFound))
+	}
+	rec, err := decodeRecord(resp.Kvs[0].Value, fields)
+	if err != nil {
+		return nil, classify("read", fmt.Errorf("key %q: %w", k, err))
+	}
+	return rec, nil
+}
+
+// strongReader is the check's optional ability (check.StrongReader).
+var _ interface {
+	ReadStrong(ctx context.Context, table, key string, fields []string) (map[string][]byte, error)
+} = (*Driver)(nil)
+
 // Scan implements driver.Driver: one range read from startKey to the end of
 // the table's prefix, at most count keys, in key order.
 func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fields []string) ([]map[string][]byte, error) {

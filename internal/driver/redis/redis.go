@@ -303,6 +303,19 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 	return r, nil
 }
 
+// ReadStrong is the lost-write check's read (check.StrongReader): the
+// driver never reads from replicas (standalone mode talks to the primary
+// it found, cluster mode routes every command to the key's master), so it
+// is Read, stated here so that the check knows its reads are the primary's.
+func (d *Driver) ReadStrong(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
+	return d.Read(ctx, table, key, fields)
+}
+
+// strongReader is the check's optional ability (check.StrongReader).
+var _ interface {
+	ReadStrong(ctx context.Context, table, key string, fields []string) (map[string][]byte, error)
+} = (*Driver)(nil)
+
 func notFound(key string) error {
 	return outcome.Classified(outcome.Other, "read", fmt.Errorf("key %s: %w", key, outcome.ErrNotFound))
 }

@@ -211,6 +211,18 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 	return t.Read(ctx, table, key, fields)
 }
 
+// ReadStrong is the lost-write check's read (check.StrongReader): a new
+// read-only transaction, whose start timestamp the coordinator hands out
+// after every commit it acknowledged, so it is Read.
+func (d *Driver) ReadStrong(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
+	return d.Read(ctx, table, key, fields)
+}
+
+// strongReader is the check's optional ability (check.StrongReader).
+var _ interface {
+	ReadStrong(ctx context.Context, table, key string, fields []string) (map[string][]byte, error)
+} = (*Driver)(nil)
+
 // Scan implements driver.Driver as a read-only transaction.
 func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fields []string) ([]map[string][]byte, error) {
 	t, err := d.Client().Begin(ctx)

@@ -1,0 +1,71 @@
+package measure
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/outcome"
+)
+
+// TestEndAtCutsTheLastWindow: with an end of the measured period, Close
+// called 2 s later still ends the last window at the end, emits no window
+// after it, and counts cut operations; dropped operations land in the
+// windows of their due times and survive ReadWindows via dropped.csv.
+func TestEndAtCutsTheLastWindow(t *testing.T) {
+	c := newCollector(t, nil)
+	c.EndAt(at(450))
+	for i := range 45 {
+		c.Recorder(i % 2).Record(ok(i%2, float64(i)*10+5, 1, 1))
+	}
+	c.Recorder(0).Cut(outcome.Timeout)
+	c.Recorder(1).Drop(at(300), 50*time.Millisecond, 3) // due at 300, 350, 400
+	c.flushUntil(at(2000))                              // the flusher woke late: still nothing past 450
+	tot := finish(t, c, 2450)
+	rows := c.Windows()
+	all := rowsOf(rows, AllOps)
+	if n := len(all); n != 5 || all[n-1].End != 450*time.Millisecond || !all[n-1].Partial {
+		t.Fatalf("%d windows, last %+v; want 5 ending at 450 ms", n, all[len(all)-1])
+	}
+	if tot.Duration != 450*time.Millisecond || tot.Cut[outcome.Timeout] != 1 || tot.CutCount() != 1 {
+		t.Errorf("duration %v cut %v", tot.Duration, tot.Cut)
+	}
+	if tot.Dropped != 3 || all[3].Dropped != 2 || all[4].Dropped != 1 {
+		t.Errorf("dropped total %d, windows 3,4: %d %d; want 3, 2, 1", tot.Dropped, all[3].Dropped, all[4].Dropped)
+	}
+	back, err := ReadWindows(filepath.Join(c.cfg.Dir, WindowsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ball := rowsOf(back, AllOps)
+	if ball[3].Dropped != 2 || ball[4].Dropped != 1 {
+		t.Errorf("read back dropped %d %d, want 2 1", ball[3].Dropped, ball[4].Dropped)
+	}
+}
+
+// TestRunStopsAtTheEnd: with an end set, Run closes the whole windows
+// before it and then only waits for its context: it does not close a
+// window past the end (nor spin on one it may not close).
+func TestRunStopsAtTheEnd(t *testing.T) {
+	start := time.Now()
+	c := newCollector(t, func(cfg *Config) { cfg.Start = start; cfg.Window = 10 * time.Millisecond })
+	c.EndAt(start.Add(35 * time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	time.Sleep(300 * time.Millisecond)
+	n := len(rowsOf(c.Windows(), AllOps))
+	cancel()
+	<-done
+	if n != 3 {
+		t.Errorf("Run closed %d windows, want the 3 whole ones before the end", n)
+	}
+	tot, err := c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot.Duration != 35*time.Millisecond {
+		t.Errorf("duration %v, want 35ms", tot.Duration)
+	}
+}

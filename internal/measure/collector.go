@@ -52,6 +52,7 @@ type aggregate struct {
 	behind          int64
 	firstOK, lastOK time.Duration // valid when counts[outcome.OK] > 0
 	lat, svc        *hdrhistogram.Histogram
+	wake            *hdrhistogram.Histogram // ALL only: the wake-up lag
 }
 
 // addOKSpan widens a's first/last success times by those of o, which holds
@@ -77,6 +78,9 @@ func (a *aggregate) reset() {
 	if a.lat != nil && a.lat.TotalCount() > 0 {
 		a.lat.Reset()
 		a.svc.Reset()
+	}
+	if a.wake != nil {
+		a.wake.Reset()
 	}
 }
 
@@ -309,6 +313,18 @@ func (c *Collector) absorb(i int, sl *slot, run bool) {
 		}
 		a.behind += o.behind
 		c.all.behind += o.behind
+		if o.wake != nil && o.wake.TotalCount() > 0 {
+			if c.all.wake == nil {
+				c.all.wake = newHist()
+			}
+			o.wake.MergeInto(c.all.wake)
+			if run {
+				if c.totAll.Wake == nil {
+					c.totAll.Wake = newHist()
+				}
+				o.wake.MergeInto(c.totAll.Wake)
+			}
+		}
 		hasLat := o.lat != nil && o.lat.TotalCount() > 0
 		if hasLat {
 			o.lat.MergeInto(a.lat)
@@ -373,6 +389,12 @@ func (a *aggregate) row(base WindowRow, op string) WindowRow {
 		r.MaxUs = float64(a.lat.Max())
 		r.SvcMeanUs = round3(a.svc.Mean())
 		r.SvcP99Us = float64(a.svc.ValueAtQuantile(99))
+	}
+	if a.wake != nil && a.wake.TotalCount() > 0 {
+		r.WakeN = a.wake.TotalCount()
+		r.WakeP50Us = float64(a.wake.ValueAtQuantile(50))
+		r.WakeP99Us = float64(a.wake.ValueAtQuantile(99))
+		r.WakeMaxUs = float64(a.wake.Max())
 	}
 	return r
 }

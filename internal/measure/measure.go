@@ -196,6 +196,12 @@ type WindowRow struct {
 	MeanUs, P50Us, P90Us, P95Us, P99Us, P999Us, MaxUs float64
 	// Service time (from the actual start) of successful operations, µs.
 	SvcMeanUs, SvcP99Us float64
+	// The harness's own wake-up lag (ALL rows only): how late, after its
+	// intended start, an open-loop worker that waited for it issued the
+	// operation (any outcome), µs; WakeN is how many operations waited
+	// (columns wake_n, wake_p50_us, wake_p99_us, wake_max_us; empty when none).
+	WakeN                           int64
+	WakeP50Us, WakeP99Us, WakeMaxUs float64
 	// FirstOK and LastOK are when the window's first and last successful
 	// operations completed, since Config.Start (columns first_ok_ms and
 	// last_ok_ms, empty when OK is 0). A completion can precede Start when
@@ -273,6 +279,9 @@ type OpTotals struct {
 	// Intended-start latency and service time of successful operations, µs.
 	// Never nil (empty when the operation was not used).
 	Intended, Service *hdrhistogram.Histogram
+	// Wake is the wake-up lag of the operations whose worker waited for
+	// their intended start, µs (Totals.All only; nil when none waited).
+	Wake *hdrhistogram.Histogram
 }
 
 // Live is a cheap snapshot for a status line. Counts cover closed windows

@@ -500,6 +500,46 @@ func TestOKTimes(t *testing.T) {
 	})
 }
 
+// TestWakeLagColumns: samples whose worker waited for their intended start
+// give the ALL row's wake-up lag columns, which read back; others do not
+// count.
+func TestWakeLagColumns(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	c, err := NewCollector(Config{Dir: dir, Ops: []string{"READ"}, Window: time.Second, Start: start, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := c.Recorder(0)
+	for i, lag := range []time.Duration{10 * time.Microsecond, 20 * time.Microsecond, 40 * time.Microsecond, 5 * time.Millisecond} {
+		at := start.Add(time.Duration(i+1) * 10 * time.Millisecond)
+		rec.Record(Sample{Op: 0, Intended: at, Started: at.Add(lag), Ended: at.Add(lag + time.Millisecond), Woke: true})
+	}
+	// behind schedule: a late start that is backlog, not wake-up lag
+	at := start.Add(100 * time.Millisecond)
+	rec.Record(Sample{Op: 0, Intended: at, Started: at.Add(50 * time.Millisecond), Ended: at.Add(51 * time.Millisecond), Behind: true})
+	tot, err := c.finish(start.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadWindows(filepath.Join(dir, WindowsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all *WindowRow
+	for i := range rows {
+		if rows[i].Op == AllOps {
+			all = &rows[i]
+		}
+	}
+	if all == nil || all.WakeN != 4 || all.WakeP50Us < 19 || all.WakeP50Us > 21 || all.WakeMaxUs < 4990 || all.WakeMaxUs > 5010 {
+		t.Errorf("ALL row wake columns %+v, want 4 samples, p50 20, max 5000", all)
+	}
+	if tot.All.Wake == nil || tot.All.Wake.TotalCount() != 4 {
+		t.Errorf("totals wake histogram %v, want 4 samples", tot.All.Wake)
+	}
+}
+
 func TestReadWindowsErrors(t *testing.T) {
 	tests := []struct {
 		name, content, want string
@@ -507,10 +547,10 @@ func TestReadWindowsErrors(t *testing.T) {
 		{"empty", "", "no header"},
 		{"wrong header", "a,b\n", "header"},
 		{"short row", WindowsHeader + "\n0,100,run,ALL\n", "line 2"},
-		{"bad number", WindowsHeader + "\n0,100,run,ALL,x,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,\n", "column 5"},
-		{"bad phase", WindowsHeader + "\n0,100,later,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,2\n", "phase"},
-		{"successes without times", WindowsHeader + "\n0,100,run,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,\n", "column 21"},
-		{"last before first", WindowsHeader + "\n0,100,run,ALL,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,50,40\n", "last_ok_ms before first_ok_ms"},
+		{"bad number", WindowsHeader + "\n0,100,run,ALL,x,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,,,,,\n", "column 5"},
+		{"bad phase", WindowsHeader + "\n0,100,later,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,2,,,,\n", "phase"},
+		{"successes without times", WindowsHeader + "\n0,100,run,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,,,,,\n", "column 21"},
+		{"last before first", WindowsHeader + "\n0,100,run,ALL,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,50,40,,,,\n", "last_ok_ms before first_ok_ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

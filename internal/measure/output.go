@@ -18,7 +18,11 @@ import (
 )
 
 // WindowsHeader is the header row of windows.csv.
-const WindowsHeader = windowsHeaderV1 + ",first_ok_ms,last_ok_ms"
+const WindowsHeader = windowsHeaderV2 + ",wake_n,wake_p50_us,wake_p99_us,wake_max_us"
+
+// windowsHeaderV2 is the header of windows.csv files written before the
+// wake-up lag columns; ReadWindows still reads them.
+const windowsHeaderV2 = windowsHeaderV1 + ",first_ok_ms,last_ok_ms"
 
 // windowsHeaderV1 is the header of windows.csv files written before the
 // first_ok_ms and last_ok_ms columns; ReadWindows still reads them.
@@ -273,6 +277,16 @@ func appendRow(b []byte, r *WindowRow) []byte {
 			b = appendMs(b, d)
 		}
 	}
+	b = append(b, ',')
+	if r.WakeN > 0 {
+		b = strconv.AppendInt(b, r.WakeN, 10)
+	}
+	for _, v := range [...]float64{r.WakeP50Us, r.WakeP99Us, r.WakeMaxUs} {
+		b = append(b, ',')
+		if r.WakeN > 0 {
+			b = appendFloat(b, v)
+		}
+	}
 	return append(b, '\n')
 }
 
@@ -304,7 +318,7 @@ func ReadWindows(path string) ([]WindowRow, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	got := strings.Join(head, ",")
-	if got != WindowsHeader && got != windowsHeaderV1 {
+	if got != WindowsHeader && got != windowsHeaderV2 && got != windowsHeaderV1 {
 		return nil, fmt.Errorf("%s: line 1: header %q, want %q", path, got, WindowsHeader)
 	}
 	want := len(head)
@@ -470,7 +484,13 @@ func parseRow(rec []string) (WindowRow, error) {
 			if err == nil && r.LastOK < r.FirstOK {
 				err = fmt.Errorf("column %d: last_ok_ms before first_ok_ms", col)
 			}
+		} else {
+			col += 2
 		}
+	}
+	if col+4 <= len(rec) && err == nil && rec[col] != "" {
+		r.WakeN = integer()
+		r.WakeP50Us, r.WakeP99Us, r.WakeMaxUs = float(), float(), float()
 	}
 	return r, err
 }

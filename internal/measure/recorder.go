@@ -51,6 +51,10 @@ type opSlot struct {
 	// when counts[outcome.OK] > 0.
 	firstOK, lastOK time.Duration
 	lat, svc        *hdrhistogram.PackedHistogram // allocated at the first OK sample, then reused
+	// wake holds the wake-up lag (Started - Intended, µs) of the samples
+	// whose worker waited for their intended start (Sample.Woke), any outcome;
+	// allocated at the first such sample, then reused.
+	wake *hdrhistogram.PackedHistogram
 }
 
 func newSlot(nops int) *slot { return &slot{ops: make([]opSlot, nops)} }
@@ -64,6 +68,9 @@ func (s *slot) reset() {
 		if o.lat != nil {
 			o.lat.Reset()
 			o.svc.Reset()
+		}
+		if o.wake != nil {
+			o.wake.Reset()
 		}
 	}
 }
@@ -84,6 +91,10 @@ func (r *Recorder) Record(s Sample) {
 	}
 	if started.IsZero() {
 		started = intended
+	}
+	var wake int64
+	if s.Woke {
+		wake, _ = micros(started.Sub(intended))
 	}
 	lat, latClamped := micros(s.Ended.Sub(intended))
 	svc, svcClamped := micros(s.Ended.Sub(started))
@@ -118,6 +129,12 @@ func (r *Recorder) Record(s Sample) {
 	o.counts[class]++
 	if s.Behind {
 		o.behind++
+	}
+	if s.Woke {
+		if o.wake == nil {
+			o.wake = newPacked()
+		}
+		_ = o.wake.RecordValue(wake)
 	}
 	if class == outcome.OK {
 		if o.lat == nil {

@@ -103,6 +103,10 @@ type Totals struct {
 	// Cut counts, by class, the operations in flight at the deadline:
 	// cancelled by it or completed after it, in no window.
 	Cut map[string]int64 `json:"cut_ops_by_class_count,omitempty"`
+	// WakeLag is the harness's own wake-up lag: how late, after their
+	// intended start, open-loop workers that waited issued operations
+	// (nil in closed loop, where nobody waits).
+	WakeLag *Latency `json:"wake_lag_us,omitempty"`
 }
 
 // TotalsOf converts measure totals into summary form.
@@ -131,6 +135,10 @@ func TotalsOf(t *measure.Totals) Totals {
 	out.All = conv(t.All)
 	out.Operations, out.OK, out.Errors, out.Behind = out.All.Count, out.All.OK, out.All.Errors, out.All.Behind
 	out.Dropped = t.Dropped
+	if t.All.Wake != nil && t.All.Wake.TotalCount() > 0 {
+		l := LatencyOf(t.All.Wake)
+		out.WakeLag = &l
+	}
 	for c, n := range t.Cut {
 		if n > 0 {
 			if out.Cut == nil {

@@ -63,7 +63,7 @@ func (a *app) compareCmd(ctx context.Context, args []string) error {
 	}
 	f, err := report.ParseFormat(*format)
 	if err != nil {
-		return usageError{err.Error()}
+		return usageError{msg: err.Error()}
 	}
 	opt := report.CompareOptions{Format: f}
 	var w io.Writer = a.stdout

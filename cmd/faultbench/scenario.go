@@ -139,7 +139,7 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	}
 	if len(pos) >= 1 && reg.Has(fault.Action(pos[0])) {
 		if f, err := reg.New(fault.Action(pos[0])); err == nil && fault.IsClientFault(f) {
-			return usageError{fault.ErrClientFaultOutsideLoad(fault.Action(pos[0])).Error()}
+			return usageError{msg: fault.ErrClientFaultOutsideLoad(fault.Action(pos[0])).Error()}
 		}
 	}
 	if len(pos) == 1 && pos[0] == string(fault.ActionHeal) {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -92,7 +93,13 @@ type Settings struct {
 	StatusInterval time.Duration
 }
 
-// ReadSettings reads and declares the run-level properties.
+// MaxThreads bounds threadcount: every thread is a client connection (or
+// a share of a pool) to a database on this machine.
+const MaxThreads = 10000
+
+// ReadSettings reads and declares the run-level properties; every value is
+// checked here, before a driver connects, and errors name the property,
+// its value and where it was set.
 func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Workload) (Settings, error) {
 	var s Settings
 	var errs []error
@@ -127,6 +134,18 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	}
 	if opTimeout <= 0 {
 		errs = append(errs, p.Error("optimeout", "must be positive"))
+	}
+	if threads < 1 || threads > MaxThreads {
+		errs = append(errs, p.Error("threadcount", "allowed 1..%d", MaxThreads))
+	}
+	if tgt < 0 || math.IsNaN(tgt) || math.IsInf(tgt, 0) {
+		errs = append(errs, p.Error("target", "allowed 0 (closed loop) or a positive number of ops/s"))
+	}
+	if maxExec < 0 {
+		errs = append(errs, p.Error("maxexecutiontime", "must not be negative"))
+	}
+	if warm < 0 {
+		errs = append(errs, p.Error("warmup", "must not be negative"))
 	}
 	if len(errs) > 0 {
 		return s, errors.Join(errs...)

@@ -191,11 +191,11 @@ func (p *Prepared) Close() error {
 	return p.Driver.Close()
 }
 
-// Prepare connects to a cluster of target t (properties first, else the
-// cluster `cluster up` started), builds workload and driver and rejects
-// unknown properties.
-func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *properties.Properties, stateDir string) (*Prepared, error) {
-	kind := t.Kind
+// CheckProperties builds the workload from p, reads the run settings and
+// rejects unknown properties, without connecting to anything: what can be
+// wrong with the properties is found before a cluster starts. The
+// returned Prepared has no driver.
+func CheckProperties(t *targets.Target, phase runner.Phase, p *properties.Properties) (*Prepared, error) {
 	t.ApplyDefaults(p)
 	out := &Prepared{Target: t}
 	// launcher options are known (a driver checking its prefix lets them
@@ -214,6 +214,7 @@ func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *prop
 			out.Warnings = append(out.Warnings, fmt.Sprintf("ignored YCSB property %s (%s): faultbench does not use it", k, src))
 		}
 	}
+	p.Declare(ycsbHonoured()...)
 	wl, err := workload.New(p)
 	if err != nil {
 		return nil, err
@@ -222,6 +223,32 @@ func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *prop
 	// record the seed, so that an unseeded run can be repeated from run.properties
 	p.SetDefault("seed", strconv.FormatInt(wl.Seed(), 10))
 	if out.Settings, err = ReadSettings(p, phase, wl); err != nil {
+		return nil, err
+	}
+	// the driver validates its own prefixed properties; the rest must be known by now
+	p.DeclarePrefix(t.PropertyPrefix)
+	p.Declare("faultbench.cluster")
+	if unknown := p.Unknown(); len(unknown) > 0 {
+		return nil, fmt.Errorf("unknown properties: %s\n(see docs/workloads.md for the workload's and %s for the driver's)", strings.Join(unknown, ", "), t.Docs)
+	}
+	return out, nil
+}
+
+// ycsbHonoured returns the YCSB client properties faultbench acts on
+// outside ReadSettings and the workload: the phase (dotransactions, read by
+// the command line), where the summary goes (exportfile) and which
+// percentiles it prints (hdrhistogram.percentiles).
+func ycsbHonoured() []string {
+	return []string{"dotransactions", "exportfile", "hdrhistogram.percentiles"}
+}
+
+// Prepare checks the properties (CheckProperties), then connects to a
+// cluster of target t (properties first, else the cluster `cluster up`
+// started) and builds the driver.
+func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *properties.Properties, stateDir string) (*Prepared, error) {
+	kind := t.Kind
+	out, err := CheckProperties(t, phase, p)
+	if err != nil {
 		return nil, err
 	}
 	if !p.Has(t.EndpointKey) {
@@ -234,11 +261,6 @@ func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *prop
 			return nil, lerr
 		}
 		t.ConnectTo(p, c)
-	}
-	// the driver validates its own prefixed properties; the rest must be known by now
-	p.DeclarePrefix(t.PropertyPrefix)
-	if unknown := p.Unknown(); len(unknown) > 0 {
-		return nil, fmt.Errorf("unknown properties: %s\n(see docs/workloads.md for the workload's and %s for the driver's)", strings.Join(unknown, ", "), t.Docs)
 	}
 	d, err := t.NewDriver(ctx, p)
 	if err != nil {

@@ -56,13 +56,13 @@ type Workload struct {
 
 // Load says how hard and how long.
 type Load struct {
-	Threads     int      `yaml:"threads,omitempty"`
-	LoadThreads int      `yaml:"load_threads,omitempty"` // threads of the load (insert) phase
-	Rate        Rate     `yaml:"rate,omitempty"`
+	Threads     int  `yaml:"threads,omitempty"`
+	LoadThreads int  `yaml:"load_threads,omitempty"` // threads of the load (insert) phase
+	Rate        Rate `yaml:"rate,omitempty"`
 	// LoadRate is the load (insert) phase's rate: ops/s or max (the
 	// default: as fast as it goes). A percentage is refused: the capacity
 	// is calibrated after the load phase.
-	LoadRate Rate `yaml:"load_rate,omitempty"`
+	LoadRate    Rate     `yaml:"load_rate,omitempty"`
 	Warmup      Duration `yaml:"warmup,omitempty"`
 	Duration    Duration `yaml:"duration,omitempty"`
 	Window      Duration `yaml:"window,omitempty"`

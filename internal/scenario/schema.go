@@ -311,4 +311,3 @@ func (src sources) sourceOf(field string) string {
 // Source returns where a field of the scenario was written: "file:line",
 // "--set path=value", or "" when it was not written (a default).
 func (s *Scenario) Source(field string) string { return s.src.sourceOf(field) }
-

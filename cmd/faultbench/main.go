@@ -68,6 +68,13 @@ func main() {
 		redisLog = os.Stderr
 	}
 	goredis.SetLogger(redisdriver.LogWriter{W: redisLog})
+	// A reader that goes away (`faultbench scenario ... | head`) must not
+	// kill a run before its files are written. Go kills a program that
+	// writes to a broken pipe on fd 1 or 2 unless SIGPIPE is notified
+	// (signal.Ignore does not change that; see os/signal, "SIGPIPE"): with
+	// Notify, such writes fail with EPIPE and the run goes on.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
 	a := &app{stdout: os.Stdout, stderr: os.Stderr, targets: targets.Builtin()}
 	a.commands = commands()
 	os.Exit(a.profiled(os.Args[1:]))

@@ -18,6 +18,7 @@ import (
 )
 
 const scenarioExamples = `  faultbench scenario scenarios/failover-etcd.yaml
+  faultbench scenario --dry-run scenarios/failover-etcd.yaml            # check the file, print the plan
   faultbench scenario scenarios/failover-etcd.yaml --set load.rate=100% --set schedule.down=60s
   faultbench scenario failover-redis-cluster --durations 10m,10m,20m     # the paper's timing
   faultbench scenario scenarios/failover-redis-cluster-sync.yaml -s`
@@ -34,6 +35,7 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at `host:port`/metrics during the run, e.g. 127.0.0.1:9464")
 	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where running clusters are recorded")
+	dryRun := fs.Bool("dry-run", false, "resolve and validate the scenario, print the plan with times (phases, rates, each fault step, the checks) and exit, starting nothing")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -59,6 +61,12 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	}
 	if sc.UPB != nil {
 		return usagef("%s is a UPB scenario (it has an upb: section): run it with `faultbench upb %s`", file, pos[0])
+	}
+	if *dryRun {
+		return experiment.PlanScenario(experiment.ScenarioSpec{
+			Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: *runs, StateDir: *stateDir,
+			Out: a.stdout, Err: a.stderr, Targets: a.targets,
+		})
 	}
 	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status, *quiet, *metricsAddr)
 }

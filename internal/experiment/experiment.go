@@ -6,16 +6,20 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
@@ -91,6 +95,11 @@ type Settings struct {
 	Window         time.Duration
 	Basis          report.LatencyBasis
 	StatusInterval time.Duration
+	// Percentiles are YCSB's hdrhistogram.percentiles: the summary prints
+	// these percentiles of every operation besides its own.
+	Percentiles []float64
+	// ExportFile is YCSB's exportfile: the summary is written there too.
+	ExportFile string
 }
 
 // MaxThreads bounds threadcount: every thread is a client connection (or
@@ -126,6 +135,17 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	if s.Basis, err = report.ParseLatencyBasis(basis); err != nil {
 		errs = append(errs, p.Error("measurement.interval", "%v", err))
 	}
+	if v := p.String("hdrhistogram.percentiles", ""); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || q <= 0 || q > 100 {
+				errs = append(errs, p.Error("hdrhistogram.percentiles", "%q: allowed a comma-separated list of percentiles in (0, 100], e.g. 95,99", strings.TrimSpace(f)))
+				break
+			}
+			s.Percentiles = append(s.Percentiles, q)
+		}
+	}
+	s.ExportFile = p.String("exportfile", "")
 	if s.Window < 10*time.Millisecond || s.Window > time.Hour {
 		errs = append(errs, p.Error("measurement.window", "must be between 10ms and 1h"))
 	}
@@ -310,15 +330,34 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if err := rundir.WriteProperties(run.Path("run.properties"), s.Props); err != nil {
 		return nil, err
 	}
+	var export *os.File
+	if f := prep.Settings.ExportFile; f != "" {
+		// created before the run, so that a bad path fails before any load
+		if export, err = os.Create(f); err != nil {
+			return nil, s.Props.Error("exportfile", "%v", err)
+		}
+		defer export.Close()
+	}
 	out, err := Execute(ctx, prep, dir, Hooks{Status: !s.Quiet, StatusLines: s.Status, StatusOut: s.Err, Metrics: metrics, Events: run.Events})
 	if err != nil {
 		return out, err
 	}
-	if !s.Quiet {
-		report.WriteYCSB(s.Out, out.Totals, prep.Settings.Basis)
-		if out.Result.Dropped > 0 {
-			fmt.Fprintf(s.Out, "[OVERALL], DroppedOperations, %d\n", out.Result.Dropped)
+	var summary bytes.Buffer
+	report.WriteYCSB(&summary, out.Totals, prep.Settings.Basis)
+	writePercentiles(&summary, out.Totals, prep.Settings)
+	if out.Result.Dropped > 0 {
+		fmt.Fprintf(&summary, "[OVERALL], DroppedOperations, %d\n", out.Result.Dropped)
+	}
+	if export != nil {
+		if _, err := export.Write(summary.Bytes()); err != nil {
+			return out, fmt.Errorf("exportfile %s: %w", export.Name(), err)
 		}
+		if err := export.Close(); err != nil {
+			return out, fmt.Errorf("exportfile %s: %w", export.Name(), err)
+		}
+	}
+	if !s.Quiet {
+		s.Out.Write(summary.Bytes())
 		fmt.Fprintf(s.Out, "run directory: %s\n", dir)
 	}
 	rout := s.Out
@@ -327,6 +366,42 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	report.Finish(context.WithoutCancel(ctx), dir, rout, s.Err)
 	return out, nil
+}
+
+// writePercentiles prints YCSB's hdrhistogram.percentiles of every
+// operation that the YCSB summary does not print already, in YCSB's
+// format ([READ], 99.99thPercentileLatency(us), 1234), on the latency
+// basis of the summary (both: the service time, then Intended-).
+func writePercentiles(w io.Writer, t *measure.Totals, set Settings) {
+	if t == nil || len(set.Percentiles) == 0 {
+		return
+	}
+	printed := map[float64]bool{50: true, 95: true, 99: true, 99.9: true}
+	type series struct {
+		name string
+		h    *hdrhistogram.Histogram
+	}
+	for _, o := range t.Ops {
+		var ss []series
+		switch set.Basis {
+		case report.Service:
+			ss = []series{{o.Name, o.Service}}
+		case report.Both:
+			ss = []series{{o.Name, o.Service}, {"Intended-" + o.Name, o.Intended}}
+		default:
+			ss = []series{{o.Name, o.Intended}}
+		}
+		for _, s := range ss {
+			if s.h == nil || s.h.TotalCount() == 0 {
+				continue
+			}
+			for _, q := range set.Percentiles {
+				if !printed[q] {
+					fmt.Fprintf(w, "[%s], %sthPercentileLatency(us), %d\n", s.name, strconv.FormatFloat(q, 'f', -1, 64), s.h.ValueAtQuantile(q))
+				}
+			}
+		}
+	}
 }
 
 // targetVersion asks the driver for the database's version, if it can say.

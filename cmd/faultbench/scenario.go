@@ -94,7 +94,14 @@ func (a *app) runScenario(ctx context.Context, sc *scenario.Scenario, file, runs
 		Targets: a.targets,
 	})
 	if out != nil && out.Dir != "" && err != nil {
-		fmt.Fprintf(a.stderr, "partial results are in %s\n", out.Dir)
+		switch hint := partialRunHint(out.Dir); {
+		case out.Summary != nil && out.Summary.Failed:
+			fmt.Fprintf(a.stderr, "results are in %s\n", out.Dir)
+		case hint != "":
+			fmt.Fprintf(a.stderr, "partial results are in %s: %s\n", out.Dir, hint)
+		default:
+			fmt.Fprintf(a.stderr, "partial results are in %s\n", out.Dir)
+		}
 	}
 	if errors.Is(err, context.Canceled) {
 		return errors.New("interrupted; the cluster was stopped")
@@ -158,6 +165,12 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	}
 	if len(pos) != 2 {
 		return usagef("fault needs ACTION and NODE, e.g. `faultbench fault kill leader`")
+	}
+	if *timeout <= 0 {
+		return usagef("-timeout %v: must be positive (e.g. 30s)", *timeout)
+	}
+	if *cname != "" && !clusterctl.ValidName(*cname) {
+		return usagef("--cluster %q: %s", *cname, clusterctl.NameRule)
 	}
 	if !reg.Has(fault.Action(pos[0])) {
 		return usagef("unknown fault action %q (known: %s)", pos[0], strings.Join(names, ", "))

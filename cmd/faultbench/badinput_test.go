@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBadInputFirstLine runs the CLI in-process on bad input across the commands:
@@ -294,5 +298,49 @@ func copyInto(t *testing.T, src, dst string) {
 		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestClosedPipeDoesNotKillRun: `faultbench run ... | head -1` on a real
+// one-member etcd cluster. The reader goes away after the first line;
+// the run must still finish, exit 0 and write report.html (Go kills a
+// program writing to a broken pipe on fd 1 or 2 unless SIGPIPE is
+// notified).
+func TestClosedPipeDoesNotKillRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real etcd member")
+	}
+	c := newCLI(t)
+	if out, errs, code := c.run(2*time.Minute, "cluster", "up", "etcd", "--nodes", "1"); code != 0 {
+		t.Fatalf("cluster up: %s %s", out, errs)
+	}
+	wl, _ := filepath.Abs(filepath.Join("..", "..", "workloads", "workloada"))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, "run", "etcd", "-P", wl, "-p", "recordcount=100", "-p", "operationcount=0",
+		"-p", "maxexecutiontime=3", "-p", "status.interval=1", "-threads", "2", "-target", "100", "-s")
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), "FAULTBENCH_STATE_DIR="+c.state)
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no first line: %v", err)
+	}
+	r.Close() // like head -1: every later write gets EPIPE
+	err = cmd.Wait()
+	if err != nil {
+		t.Fatalf("the run died after its reader went away (first line %q): %v", line, err)
+	}
+	reports, _ := filepath.Glob(filepath.Join(c.dir, "runs", "*-run-etcd", "report.html"))
+	if len(reports) != 1 {
+		t.Errorf("report.html not written: %v", reports)
 	}
 }

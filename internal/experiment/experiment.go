@@ -26,6 +26,7 @@ import (
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/live"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/report"
 	"github.com/faultbench/faultbench/internal/rundir"
@@ -361,6 +362,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	if !s.Quiet {
 		s.Out.Write(summary.Bytes())
+		if n := failedReads(out.Totals); n > 0 && s.Phase == runner.Run {
+			fmt.Fprintf(s.Err, "note: %d reads failed with ERROR(OTHER); if the database was not loaded first (`faultbench load %s ...` with the same recordcount), every read is of a key that does not exist\n", n, s.Target)
+		}
 		fmt.Fprintf(s.Out, "run directory: %s\n", dir)
 	}
 	rout := s.Out
@@ -369,6 +373,21 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	report.Finish(context.WithoutCancel(ctx), dir, rout, s.Err)
 	return out, nil
+}
+
+// failedReads counts the reads (and read-modify-writes) that failed with
+// class Other, which is how a read of a missing key is counted today.
+func failedReads(t *measure.Totals) int64 {
+	if t == nil {
+		return 0
+	}
+	var n int64
+	for _, o := range t.Ops {
+		if o.Name == "READ" || o.Name == "READ-MODIFY-WRITE" {
+			n += o.Errors[outcome.Other]
+		}
+	}
+	return n
 }
 
 // writePercentiles prints YCSB's hdrhistogram.percentiles of every

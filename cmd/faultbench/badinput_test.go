@@ -93,6 +93,7 @@ func TestBadInputFirstLine(t *testing.T) {
 		{"--set unknown field", []string{"scenario", good, "--set", "load.bogus=1"}, 1, "faultbench: --set load.bogus=1: load has no field bogus (allowed: threads,"},
 		{"--set not a number", []string{"scenario", good, "--set", "load.threads=abc"}, 1, `faultbench: --set load.threads=abc: "abc" is not a valid integer`},
 		{"--set workload property typo", []string{"scenario", good, "--set", "workload.properties.fieldcont=3"}, 1, "faultbench: unknown properties: fieldcont (--set workload.properties.fieldcont=3)"},
+		{"unknown launcher option in a scenario", []string{"scenario", good, "--set", "target.options.etcd.bogus=1"}, 1, "faultbench: --set target.options.etcd.bogus=1: field target.options.etcd.bogus: unknown launcher option for etcd (allowed: etcd."},
 		{"load_rate percentage", []string{"scenario", good, "--set", "load.load_rate=50%"}, 1, "faultbench: --set load.load_rate=50%: field load.load_rate: 50%: allowed ops/s"},
 		{"step on n9 of 3 nodes", []string{"scenario", n9}, 1, "faultbench: " + n9 + `: schedule: schedule step 1 (at 2s: kill n9): node "n9" is neither a node of cluster etcd (n1, n2, n3)`},
 		{"step after the end", []string{"scenario", late}, 1, "faultbench: " + late + ":8: field schedule[0].at: 5m0s is not before the end of the measured run (load.duration 10s)"},

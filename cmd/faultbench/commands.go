@@ -252,7 +252,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 		} else {
 			*replicas = -1
 		}
-		known := map[string]bool{}
+		known := map[string]bool{clusterctl.OptNet: true} // every launcher's network (--net)
 		for _, k := range t.LauncherOptions {
 			known[k] = true
 		}
@@ -263,10 +263,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 				return usagef("-o %q: expected key=value", kv)
 			}
 			if !known[k] {
-				allowed := "none"
-				if len(t.LauncherOptions) > 0 {
-					allowed = strings.Join(t.LauncherOptions, ", ")
-				}
+				allowed := strings.Join(append(append([]string(nil), t.LauncherOptions...), clusterctl.OptNet), ", ")
 				return usagef("-o %s: unknown launcher option for %s (allowed: %s; see %s)", kv, kind, allowed, t.Docs)
 			}
 			o[k] = v

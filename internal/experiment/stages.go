@@ -75,6 +75,20 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	for i, st := range sc.Schedule.Steps {
 		r.steps[i] = fault.Step{At: st.At.D(), Action: fault.Action(st.Fault), Node: st.Node, As: st.As, Label: st.Label, Hold: st.Hold.D()}
 	}
+	known := map[string]bool{clusterctl.OptNet: true}
+	for _, k := range tgt.LauncherOptions {
+		known[k] = true
+	}
+	for k := range sc.Target.Options {
+		if !known[k] {
+			where := sc.Source("target.options." + k)
+			if where == "" {
+				where = s.File
+			}
+			return nil, fmt.Errorf("%s: field target.options.%s: unknown launcher option for %s (allowed: %s; see %s)",
+				where, k, tgt.Kind, strings.Join(append(append([]string(nil), tgt.LauncherOptions...), clusterctl.OptNet), ", "), tgt.Docs)
+		}
+	}
 	// the schedule against the nodes the launcher will start: a step
 	// naming n9 of 3 nodes, or a name never bound with as, fails here
 	var plan *launcher.Cluster

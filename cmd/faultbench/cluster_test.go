@@ -19,7 +19,8 @@ func TestClusterNodes(t *testing.T) {
 		{"txkv", 3, 0, 3, ""},
 		{"txkv", 3, 3, 3, ""},
 		{"txkv", 2, 3, 0, "--nodes 2 and --servers 3 disagree"},
-		{"txkv", 0, -2, 0, "--servers -2: must be at least 1"},
+		{"txkv", 0, -2, 0, "--servers -2: allowed 1..64"},
+		{"txkv", 0, 0, 0, ""}, // --servers not given
 		{"etcd", 3, 0, 3, ""},
 		{"etcd", 0, 3, 0, "--servers is for txkv (its region servers); use --nodes for etcd"},
 		{"redis-cluster", 3, 3, 0, "use --nodes for redis-cluster"},
@@ -35,7 +36,7 @@ func TestClusterNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		servers := tc.servers
-		got, err := clusterNodes(tgt, tc.nodes, map[string]nodesAlias{"servers": {owner: txkv, n: &servers}})
+		got, err := clusterNodes(tgt, tc.nodes, map[string]nodesAlias{"servers": {owner: txkv, n: &servers}}, map[string]bool{"servers": servers != 0})
 		switch {
 		case tc.err == "" && (err != nil || got != tc.want):
 			t.Errorf("clusterNodes(%s, %d, %d) = %d, %v; want %d", tc.kind, tc.nodes, tc.servers, got, err, tc.want)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,11 +64,12 @@ const phaseExamples = `  faultbench load etcd -P workloads/workloada -p recordco
 func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) error {
 	name := string(phase)
 	fs := a.newFlags(name, name+" TARGET [-P file]... [-p key=value]... [flags]\n\nTargets: "+strings.Join(a.targets.Kinds(), ", ")+
-		"\nProperties: YCSB's (docs/workloads.md) plus the driver's (docs/targets-*.md).", phaseExamples)
+		"\nProperties: YCSB's (docs/workloads.md) plus the driver's (docs/targets-*.md).\n"+
+		"As in YCSB, -t runs the transaction (run) phase and -load the load phase,\nwhichever command was given.", phaseExamples)
 	var files, overrides listFlag
 	fs.Var(&files, "P", "property `file` (Java properties; repeatable, later files win)")
 	fs.Var(&overrides, "p", "property override `key=value` (repeatable, wins over files)")
-	threads := fs.Int("threads", 0, "worker threads (sets threadcount; default 1)")
+	threads := fs.Int("threads", 0, fmt.Sprintf("worker threads (sets threadcount; default 1; at most %d)", experiment.MaxThreads))
 	tgt := fs.Float64("target", 0, "target `ops/s` in total (open loop; sets target); 0 = closed loop")
 	status := fs.Bool("s", false, "plain status lines every status.interval (default 10 s) instead of the progress bar")
 	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")
@@ -74,12 +77,31 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 	quiet := fs.Bool("q", false, "quiet: no progress, no summary")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at `host:port`/metrics while running, e.g. 127.0.0.1:9464")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where `cluster up` records clusters")
+	doTx := fs.Bool("t", false, "YCSB's -t: run the transaction phase (the same as `faultbench run`)")
+	doLoad := fs.Bool("load", false, "YCSB's -load: run the load phase (the same as `faultbench load`)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if len(pos) != 1 {
 		return usagef("%s needs exactly one TARGET (one of %s), got %d arguments", name, strings.Join(a.targets.Kinds(), ", "), len(pos))
+	}
+	if _, err := a.targets.Get(pos[0]); err != nil {
+		return usagef("%v", err)
+	}
+	if set["threads"] && (*threads < 1 || *threads > experiment.MaxThreads) {
+		return usagef("-threads %d: allowed 1..%d", *threads, experiment.MaxThreads)
+	}
+	if set["target"] && (*tgt < 0 || math.IsNaN(*tgt) || math.IsInf(*tgt, 0)) {
+		return usagef("-target %v: allowed 0 (closed loop) or a positive number of ops/s", *tgt)
+	}
+	if *doTx && *doLoad {
+		return usagef("-t and -load both given: choose one phase")
+	}
+	if set["name"] && !clusterctl.ValidName(*runName) {
+		return usagef("-name %q: allowed letters, digits, '-' and '_'", *runName)
 	}
 	p := properties.New()
 	for _, f := range files {
@@ -89,15 +111,42 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 	}
 	for _, o := range overrides {
 		if err := p.ParseOverride(o); err != nil {
-			return usageError{err.Error()}
+			return usageError{msg: err.Error()}
 		}
 	}
-	if *threads > 0 {
-		p.Set("threadcount", strconv.Itoa(*threads))
+	override := func(flagName, key, value string) {
+		if src, ok := p.SourceOf(key); ok && p.Map()[key] != value {
+			fmt.Fprintf(a.stderr, "note: -%s %s overrides %s=%s (%s)\n", flagName, value, key, p.Map()[key], src)
+		}
+		p.SetFrom(key, value, properties.Source{Origin: "-" + flagName})
 	}
-	if *tgt > 0 {
-		p.Set("target", strconv.FormatFloat(*tgt, 'f', -1, 64))
+	if set["threads"] {
+		override("threads", "threadcount", strconv.Itoa(*threads))
 	}
+	if set["target"] {
+		override("target", "target", strconv.FormatFloat(*tgt, 'f', -1, 64))
+	}
+	// YCSB's dotransactions (set by its -t and -load) picks the phase
+	if dt, ok := p.SourceOf("dotransactions"); ok && !*doTx && !*doLoad {
+		v, err := p.Bool("dotransactions", true)
+		if err != nil {
+			return err
+		}
+		if v != (phase == runner.Run) {
+			phase = runner.Load
+			if v {
+				phase = runner.Run
+			}
+			fmt.Fprintf(a.stderr, "note: dotransactions=%t (%s): running the %s phase\n", v, dt, phase)
+		}
+	}
+	switch {
+	case *doTx:
+		phase = runner.Run
+	case *doLoad:
+		phase = runner.Load
+	}
+	p.Declare("dotransactions")
 	a.warnLeftovers(*stateDir)
 	_, err = experiment.Run(ctx, experiment.Spec{
 		Target: pos[0], Phase: phase, Props: p, RunsDir: *runs, Name: *runName,
@@ -150,41 +199,89 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if len(pos) == 1 && pos[0] == "status" && !set["name"] {
+		return a.clusterStatusAll(ctx, *stateDir)
+	}
 	if len(pos) != 2 {
 		return usagef("cluster needs an action (up, down, status) and a TARGET")
+	}
+	action, kind := pos[0], pos[1]
+	if action != "up" && action != "down" && action != "status" {
+		return usagef("unknown cluster action %q (up, down, status)", action)
+	}
+	cname := *name
+	if cname == "" {
+		cname = kind
+	}
+	if !clusterctl.ValidName(cname) {
+		what := "--name"
+		if *name == "" {
+			what = "TARGET"
+		}
+		return usagef("%s %q: %s", what, cname, clusterctl.NameRule)
+	}
+	if *timeout <= 0 {
+		return usagef("--timeout %v: must be positive (e.g. 90s)", *timeout)
+	}
+	var t *targets.Target
+	o := map[string]string{}
+	if action == "up" {
+		if t, err = reg.Get(kind); err != nil {
+			return usagef("%v", err)
+		}
+		if t.Launcher == nil {
+			return usagef("faultbench cannot start %s clusters (it can start %s); point the driver at yours with -p %s=HOST:PORT", kind, strings.Join(reg.Launchable(), ", "), t.EndpointKey)
+		}
+		if set["nodes"] && (*nodes < 1 || *nodes > maxNodes) {
+			return usagef("--nodes %d: allowed 1..%d (%s: %s)", *nodes, maxNodes, kind, t.Size.NodesAre)
+		}
+		n, err := clusterNodes(t, *nodes, aliases, set)
+		if err != nil {
+			return err
+		}
+		*nodes = n
+		if set["replicas"] {
+			if !t.Size.HasReplicas {
+				return usagef("--replicas is not for %s (it has no replicas per node; it is for %s)", kind, strings.Join(withReplicas(reg), ", "))
+			}
+			if *replicas < 0 || *replicas > maxNodes {
+				return usagef("--replicas %d: allowed 0..%d replicas per %s", *replicas, maxNodes, strings.TrimSuffix(t.Size.NodesAre, "s"))
+			}
+		} else {
+			*replicas = -1
+		}
+		known := map[string]bool{clusterctl.OptNet: true} // every launcher's network (--net)
+		for _, k := range t.LauncherOptions {
+			known[k] = true
+		}
+		for _, kv := range opts {
+			k, v, ok := strings.Cut(kv, "=")
+			k = strings.TrimSpace(k)
+			if !ok || k == "" {
+				return usagef("-o %q: expected key=value", kv)
+			}
+			if !known[k] {
+				allowed := strings.Join(append(append([]string(nil), t.LauncherOptions...), clusterctl.OptNet), ", ")
+				return usagef("-o %s: unknown launcher option for %s (allowed: %s; see %s)", kv, kind, allowed, t.Docs)
+			}
+			o[k] = v
+		}
+	} else {
+		for _, f := range []string{"nodes", "replicas", "dir", "o", "keep-data", "net"} {
+			if set[f] && !(f == "keep-data" && action == "down") {
+				return usagef("--%s is for `cluster up`, not `cluster %s`", f, action)
+			}
+		}
 	}
 	env, err := launcher.NewEnv()
 	if err != nil {
 		return err
 	}
 	m := clusterctl.New(*stateDir, env, a.targets)
-	action, kind := pos[0], pos[1]
-	cname := *name
-	if cname == "" {
-		cname = kind
-	}
 	switch action {
 	case "up":
-		t, err := reg.Get(kind)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		n, err := clusterNodes(t, *nodes, aliases)
-		if err != nil {
-			return err
-		}
-		*nodes = n
-		if *replicas >= 0 && !t.Size.HasReplicas {
-			return usagef("--replicas is not for %s (it has no replicas per node; it is for %s)", kind, strings.Join(withReplicas(reg), ", "))
-		}
-		o := map[string]string{}
-		for _, kv := range opts {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return usagef("-o %q: expected key=value", kv)
-			}
-			o[k] = v
-		}
 		if *netNS {
 			o[clusterctl.OptNet] = clusterctl.NetNamespaces
 		}
@@ -205,26 +302,54 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(a.stdout, "cluster %q is down\n", cname)
 		return nil
-	case "status":
+	default:
 		_, err := m.Status(ctx, cname, a.stdout)
 		return err
 	}
-	return usagef("unknown cluster action %q (up, down, status)", action)
+}
+
+// maxNodes bounds --nodes and --replicas: every node is a process on this
+// machine.
+const maxNodes = 64
+
+// clusterStatusAll implements `cluster status` without a target: every
+// recorded cluster that runs.
+func (a *app) clusterStatusAll(ctx context.Context, stateDir string) error {
+	env, err := launcher.NewEnv()
+	if err != nil {
+		return err
+	}
+	m := clusterctl.New(stateDir, env, a.targets)
+	names := m.Running()
+	if len(names) == 0 {
+		fmt.Fprintf(a.stdout, "no cluster is running (state dir %s); start one with `faultbench cluster up etcd`\n", stateDir)
+		return nil
+	}
+	var errs []error
+	for i, n := range names {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		if _, err := m.Status(ctx, n, a.stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // clusterNodes reconciles --nodes with the target's alias for it (txkv's
 // --servers, its region servers): an alias of another target is refused,
 // and both given must agree.
-func clusterNodes(t *targets.Target, nodes int, aliases map[string]nodesAlias) (int, error) {
+func clusterNodes(t *targets.Target, nodes int, aliases map[string]nodesAlias, set map[string]bool) (int, error) {
 	for _, a := range slices.Sorted(maps.Keys(aliases)) {
 		v, owner := *aliases[a].n, aliases[a].owner
 		switch {
-		case v == 0:
+		case !set[a]:
 			continue
 		case owner != t:
 			return 0, usagef("--%s is for %s (its %s); use --nodes for %s", a, owner.Kind, owner.Size.NodesAre, t.Kind)
-		case v < 0:
-			return 0, usagef("--%s %d: must be at least 1", a, v)
+		case v < 1 || v > maxNodes:
+			return 0, usagef("--%s %d: allowed 1..%d (%s)", a, v, maxNodes, owner.Size.NodesAre)
 		case nodes != 0 && nodes != v:
 			return 0, usagef("--nodes %d and --%s %d disagree; for %s both count %s, give one", nodes, a, v, t.Kind, t.Size.NodesAre)
 		}

@@ -48,11 +48,17 @@ type app struct {
 }
 
 // usageError is a command-line mistake: printed with a hint, exit code 2.
-type usageError struct{ msg string }
+// usage, if set, prints the command's usage (to stderr, after the message).
+type usageError struct {
+	msg   string
+	usage func(io.Writer)
+}
 
 func (e usageError) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+func usagef(format string, args ...any) error {
+	return usageError{msg: fmt.Sprintf(format, args...)}
+}
 
 func main() {
 	// go-redis logs every failed dial (thousands during a crash fault) to
@@ -62,6 +68,13 @@ func main() {
 		redisLog = os.Stderr
 	}
 	goredis.SetLogger(redisdriver.LogWriter{W: redisLog})
+	// A reader that goes away (`faultbench scenario ... | head`) must not
+	// kill a run before its files are written. Go kills a program that
+	// writes to a broken pipe on fd 1 or 2 unless SIGPIPE is notified
+	// (signal.Ignore does not change that; see os/signal, "SIGPIPE"): with
+	// Notify, such writes fail with EPIPE and the run goes on.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
 	a := &app{stdout: os.Stdout, stderr: os.Stderr, targets: targets.Builtin()}
 	a.commands = commands()
 	os.Exit(a.profiled(os.Args[1:]))
@@ -113,8 +126,15 @@ func (a *app) main(args []string) int {
 		return 0
 	}
 	if args[0] == "version" || args[0] == "--version" || args[0] == "-version" {
-		fmt.Fprintf(a.stdout, "faultbench %s %s\n", version, commit)
+		fmt.Fprintln(a.stdout, versionLine())
 		return 0
+	}
+	// YCSB's client takes -load and -t for the phase: `faultbench -t etcd ...`
+	switch args[0] {
+	case "-load", "--load":
+		args = append([]string{"load"}, args[1:]...)
+	case "-t", "--t":
+		args = append([]string{"run"}, args[1:]...)
 	}
 	c := a.find(args[0])
 	if c != nil && !c.hidden {
@@ -134,7 +154,12 @@ func (a *app) exit(err error) int {
 	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(a.stderr, "faultbench: %s\n(see --help)\n", ue.msg)
+		if ue.usage != nil {
+			fmt.Fprintf(a.stderr, "faultbench: %s\n\n", ue.msg)
+			ue.usage(a.stderr)
+		} else {
+			fmt.Fprintf(a.stderr, "faultbench: %s\n(see --help)\n", ue.msg)
+		}
 		return 2
 	}
 	fmt.Fprintf(a.stderr, "faultbench: %v\n", err)
@@ -173,17 +198,31 @@ Quick start:
 Run 'faultbench COMMAND --help' for a command's flags and examples.`)
 }
 
-// newFlags returns a FlagSet whose --help prints usage text and examples.
+// versionLine is what --version prints: the version, and the commit when
+// it says more than the version does.
+func versionLine() string {
+	s := "faultbench " + version
+	if commit != "" && commit != version && !strings.Contains(version, commit) {
+		s += " (commit " + commit + ")"
+	}
+	return s
+}
+
+// newFlags returns a FlagSet whose --help prints usage text and examples
+// to stdout; parse turns a bad flag into one error message followed by
+// the usage on stderr.
 func (a *app) newFlags(name, synopsis, examples string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
+	fs.SetOutput(a.stdout)
 	fs.Usage = func() {
-		w := a.stdout
-		fmt.Fprintf(w, "Usage: faultbench %s\n\n", synopsis)
-		fmt.Fprintln(w, "Flags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(a.stderr)
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: faultbench %s\n", synopsis)
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintln(w, "\nFlags:")
+			fs.PrintDefaults()
+		}
 		if examples != "" {
 			fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
 		}
@@ -192,15 +231,26 @@ func (a *app) newFlags(name, synopsis, examples string) *flag.FlagSet {
 }
 
 // parse parses flags that may come before, between and after positional
-// arguments and returns the positional ones.
+// arguments and returns the positional ones. --help prints the usage to
+// the FlagSet's output (stdout); a bad flag is a usageError that prints
+// the usage to stderr after the message, once.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
+	out := fs.Output()
 	for {
-		if err := fs.Parse(args); err != nil {
+		fs.SetOutput(io.Discard) // the flag package would print the error and usage itself
+		err := fs.Parse(args)
+		fs.SetOutput(out)
+		if err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
 				return nil, err
 			}
-			return nil, usageError{err.Error()}
+			return nil, usageError{msg: err.Error(), usage: func(w io.Writer) {
+				fs.SetOutput(w)
+				fs.Usage()
+				fs.SetOutput(out)
+			}}
 		}
 		args = fs.Args()
 		if len(args) == 0 {

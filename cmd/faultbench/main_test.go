@@ -86,7 +86,7 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
-		{"unknown target", []string{"run", "mongo"}, 1, `unknown target "mongo"`},
+		{"unknown target", []string{"run", "mongo"}, 2, `unknown target "mongo"`},
 		{"no target", []string{"run"}, 2, "needs exactly one TARGET"},
 		{"bad flag", []string{"run", "etcd", "-threads", "many"}, 2, "invalid value"},
 		{"missing property file", []string{"load", "etcd", "-P", "nope"}, 1, "nope"},

@@ -18,6 +18,7 @@ import (
 )
 
 const scenarioExamples = `  faultbench scenario scenarios/failover-etcd.yaml
+  faultbench scenario --dry-run scenarios/failover-etcd.yaml            # check the file, print the plan
   faultbench scenario scenarios/failover-etcd.yaml --set load.rate=100% --set schedule.down=60s
   faultbench scenario failover-redis-cluster --durations 10m,10m,20m     # the paper's timing
   faultbench scenario scenarios/failover-redis-cluster-sync.yaml -s`
@@ -34,6 +35,7 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at `host:port`/metrics during the run, e.g. 127.0.0.1:9464")
 	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where running clusters are recorded")
+	dryRun := fs.Bool("dry-run", false, "resolve and validate the scenario, print the plan with times (phases, rates, each fault step, the checks) and exit, starting nothing")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -59,6 +61,12 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	}
 	if sc.UPB != nil {
 		return usagef("%s is a UPB scenario (it has an upb: section): run it with `faultbench upb %s`", file, pos[0])
+	}
+	if *dryRun {
+		return experiment.PlanScenario(experiment.ScenarioSpec{
+			Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: *runs, StateDir: *stateDir,
+			Out: a.stdout, Err: a.stderr, Targets: a.targets,
+		})
 	}
 	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status, *quiet, *metricsAddr)
 }
@@ -86,7 +94,14 @@ func (a *app) runScenario(ctx context.Context, sc *scenario.Scenario, file, runs
 		Targets: a.targets,
 	})
 	if out != nil && out.Dir != "" && err != nil {
-		fmt.Fprintf(a.stderr, "partial results are in %s\n", out.Dir)
+		switch hint := partialRunHint(out.Dir); {
+		case out.Summary != nil && out.Summary.Failed:
+			fmt.Fprintf(a.stderr, "results are in %s\n", out.Dir)
+		case hint != "":
+			fmt.Fprintf(a.stderr, "partial results are in %s: %s\n", out.Dir, hint)
+		default:
+			fmt.Fprintf(a.stderr, "partial results are in %s\n", out.Dir)
+		}
 	}
 	if errors.Is(err, context.Canceled) {
 		return errors.New("interrupted; the cluster was stopped")
@@ -139,7 +154,7 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	}
 	if len(pos) >= 1 && reg.Has(fault.Action(pos[0])) {
 		if f, err := reg.New(fault.Action(pos[0])); err == nil && fault.IsClientFault(f) {
-			return usageError{fault.ErrClientFaultOutsideLoad(fault.Action(pos[0])).Error()}
+			return usageError{msg: fault.ErrClientFaultOutsideLoad(fault.Action(pos[0])).Error()}
 		}
 	}
 	if len(pos) == 1 && pos[0] == string(fault.ActionHeal) {
@@ -150,6 +165,12 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	}
 	if len(pos) != 2 {
 		return usagef("fault needs ACTION and NODE, e.g. `faultbench fault kill leader`")
+	}
+	if *timeout <= 0 {
+		return usagef("-timeout %v: must be positive (e.g. 30s)", *timeout)
+	}
+	if *cname != "" && !clusterctl.ValidName(*cname) {
+		return usagef("--cluster %q: %s", *cname, clusterctl.NameRule)
 	}
 	if !reg.Has(fault.Action(pos[0])) {
 		return usagef("unknown fault action %q (known: %s)", pos[0], strings.Join(names, ", "))

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -49,6 +50,9 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 	}
 	if spec.Name == "" {
 		spec.Name = kind
+	}
+	if !ValidName(spec.Name) {
+		return nil, fmt.Errorf("cluster name %q: %s", spec.Name, NameRule)
 	}
 	if spec.Nodes == 0 {
 		spec.Nodes = t.Size.Nodes
@@ -131,6 +135,38 @@ func (m *Manager) down(ctx context.Context, c *launcher.Cluster) error {
 		return fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
 	return m.Store.Remove(c.Name)
+}
+
+// NameRule says what ValidName accepts.
+const NameRule = "allowed are letters, digits, '-' and '_' (it names the state file)"
+
+// ValidName reports whether name is a plain cluster or run name: letters,
+// digits, '-' and '_' only, so that it names a file inside the state
+// directory and nothing else.
+func ValidName(name string) bool {
+	if name == "" || len(name) > 200 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Running returns the names of the recorded clusters that have a running
+// node or were started by `cluster up`, sorted by name.
+func (m *Manager) Running() []string {
+	cs, _ := m.Store.List()
+	var out []string
+	for _, c := range cs {
+		if len(c.RunningNodes()) > 0 || c.Detached {
+			out = append(out, c.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Status refreshes roles and liveness of the cluster recorded as name and

@@ -6,21 +6,27 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/live"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/report"
 	"github.com/faultbench/faultbench/internal/rundir"
@@ -90,9 +96,20 @@ type Settings struct {
 	Window         time.Duration
 	Basis          report.LatencyBasis
 	StatusInterval time.Duration
+	// Percentiles are YCSB's hdrhistogram.percentiles: the summary prints
+	// these percentiles of every operation besides its own.
+	Percentiles []float64
+	// ExportFile is YCSB's exportfile: the summary is written there too.
+	ExportFile string
 }
 
-// ReadSettings reads and declares the run-level properties.
+// MaxThreads bounds threadcount: every thread is a client connection (or
+// a share of a pool) to a database on this machine.
+const MaxThreads = 10000
+
+// ReadSettings reads and declares the run-level properties; every value is
+// checked here, before a driver connects, and errors name the property,
+// its value and where it was set.
 func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Workload) (Settings, error) {
 	var s Settings
 	var errs []error
@@ -119,6 +136,17 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	if s.Basis, err = report.ParseLatencyBasis(basis); err != nil {
 		errs = append(errs, p.Error("measurement.interval", "%v", err))
 	}
+	if v := p.String("hdrhistogram.percentiles", ""); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || q <= 0 || q > 100 {
+				errs = append(errs, p.Error("hdrhistogram.percentiles", "%q: allowed a comma-separated list of percentiles in (0, 100], e.g. 95,99", strings.TrimSpace(f)))
+				break
+			}
+			s.Percentiles = append(s.Percentiles, q)
+		}
+	}
+	s.ExportFile = p.String("exportfile", "")
 	if s.Window < 10*time.Millisecond || s.Window > time.Hour {
 		errs = append(errs, p.Error("measurement.window", "must be between 10ms and 1h"))
 	}
@@ -127,6 +155,18 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	}
 	if opTimeout <= 0 {
 		errs = append(errs, p.Error("optimeout", "must be positive"))
+	}
+	if threads < 1 || threads > MaxThreads {
+		errs = append(errs, p.Error("threadcount", "allowed 1..%d", MaxThreads))
+	}
+	if tgt < 0 || math.IsNaN(tgt) || math.IsInf(tgt, 0) {
+		errs = append(errs, p.Error("target", "allowed 0 (closed loop) or a positive number of ops/s"))
+	}
+	if maxExec < 0 {
+		errs = append(errs, p.Error("maxexecutiontime", "must not be negative"))
+	}
+	if warm < 0 {
+		errs = append(errs, p.Error("warmup", "must not be negative"))
 	}
 	if len(errs) > 0 {
 		return s, errors.Join(errs...)
@@ -172,11 +212,11 @@ func (p *Prepared) Close() error {
 	return p.Driver.Close()
 }
 
-// Prepare connects to a cluster of target t (properties first, else the
-// cluster `cluster up` started), builds workload and driver and rejects
-// unknown properties.
-func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *properties.Properties, stateDir string) (*Prepared, error) {
-	kind := t.Kind
+// CheckProperties builds the workload from p, reads the run settings and
+// rejects unknown properties, without connecting to anything: what can be
+// wrong with the properties is found before a cluster starts. The
+// returned Prepared has no driver.
+func CheckProperties(t *targets.Target, phase runner.Phase, p *properties.Properties) (*Prepared, error) {
 	t.ApplyDefaults(p)
 	out := &Prepared{Target: t}
 	// launcher options are known (a driver checking its prefix lets them
@@ -190,11 +230,15 @@ func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *prop
 	}
 	p.Declare(workload.IgnoredYCSBKeys()...)
 	for _, k := range workload.IgnoredYCSBKeys() {
+		if k == "workload" && strings.HasSuffix(p.String(k, ""), ".CoreWorkload") {
+			continue // what every YCSB workload file says, and what faultbench runs
+		}
 		if p.Has(k) {
 			src, _ := p.SourceOf(k)
 			out.Warnings = append(out.Warnings, fmt.Sprintf("ignored YCSB property %s (%s): faultbench does not use it", k, src))
 		}
 	}
+	p.Declare(ycsbHonoured()...)
 	wl, err := workload.New(p)
 	if err != nil {
 		return nil, err
@@ -203,6 +247,32 @@ func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *prop
 	// record the seed, so that an unseeded run can be repeated from run.properties
 	p.SetDefault("seed", strconv.FormatInt(wl.Seed(), 10))
 	if out.Settings, err = ReadSettings(p, phase, wl); err != nil {
+		return nil, err
+	}
+	// the driver validates its own prefixed properties; the rest must be known by now
+	p.DeclarePrefix(t.PropertyPrefix)
+	p.Declare("faultbench.cluster")
+	if unknown := p.Unknown(); len(unknown) > 0 {
+		return nil, fmt.Errorf("unknown properties: %s\n(see docs/workloads.md for the workload's and %s for the driver's)", strings.Join(unknown, ", "), t.Docs)
+	}
+	return out, nil
+}
+
+// ycsbHonoured returns the YCSB client properties faultbench acts on
+// outside ReadSettings and the workload: the phase (dotransactions, read by
+// the command line), where the summary goes (exportfile) and which
+// percentiles it prints (hdrhistogram.percentiles).
+func ycsbHonoured() []string {
+	return []string{"dotransactions", "exportfile", "hdrhistogram.percentiles"}
+}
+
+// Prepare checks the properties (CheckProperties), then connects to a
+// cluster of target t (properties first, else the cluster `cluster up`
+// started) and builds the driver.
+func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *properties.Properties, stateDir string) (*Prepared, error) {
+	kind := t.Kind
+	out, err := CheckProperties(t, phase, p)
+	if err != nil {
 		return nil, err
 	}
 	if !p.Has(t.EndpointKey) {
@@ -215,11 +285,6 @@ func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *prop
 			return nil, lerr
 		}
 		t.ConnectTo(p, c)
-	}
-	// the driver validates its own prefixed properties; the rest must be known by now
-	p.DeclarePrefix(t.PropertyPrefix)
-	if unknown := p.Unknown(); len(unknown) > 0 {
-		return nil, fmt.Errorf("unknown properties: %s\n(see docs/workloads.md for the workload's and %s for the driver's)", strings.Join(unknown, ", "), t.Docs)
 	}
 	d, err := t.NewDriver(ctx, p)
 	if err != nil {
@@ -269,14 +334,36 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if err := rundir.WriteProperties(run.Path("run.properties"), s.Props); err != nil {
 		return nil, err
 	}
+	var export *os.File
+	if f := prep.Settings.ExportFile; f != "" {
+		// created before the run, so that a bad path fails before any load
+		if export, err = os.Create(f); err != nil {
+			return nil, s.Props.Error("exportfile", "%v", err)
+		}
+		defer export.Close()
+	}
 	out, err := Execute(ctx, prep, dir, Hooks{Status: !s.Quiet, StatusLines: s.Status, StatusOut: s.Err, Metrics: metrics, Events: run.Events})
 	if err != nil {
 		return out, err
 	}
+	var summary bytes.Buffer
+	report.WriteYCSB(&summary, out.Totals, prep.Settings.Basis)
+	writePercentiles(&summary, out.Totals, prep.Settings)
+	if out.Result.Dropped > 0 {
+		fmt.Fprintf(&summary, "[OVERALL], DroppedOperations, %d\n", out.Result.Dropped)
+	}
+	if export != nil {
+		if _, err := export.Write(summary.Bytes()); err != nil {
+			return out, fmt.Errorf("exportfile %s: %w", export.Name(), err)
+		}
+		if err := export.Close(); err != nil {
+			return out, fmt.Errorf("exportfile %s: %w", export.Name(), err)
+		}
+	}
 	if !s.Quiet {
-		report.WriteYCSB(s.Out, out.Totals, prep.Settings.Basis)
-		if out.Result.Dropped > 0 {
-			fmt.Fprintf(s.Out, "[OVERALL], DroppedOperations, %d\n", out.Result.Dropped)
+		s.Out.Write(summary.Bytes())
+		if n := failedReads(out.Totals); n > 0 && s.Phase == runner.Run {
+			fmt.Fprintf(s.Err, "note: %d reads failed with ERROR(OTHER); if the database was not loaded first (`faultbench load %s ...` with the same recordcount), every read is of a key that does not exist\n", n, s.Target)
 		}
 		fmt.Fprintf(s.Out, "run directory: %s\n", dir)
 	}
@@ -286,6 +373,57 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	report.Finish(context.WithoutCancel(ctx), dir, rout, s.Err)
 	return out, nil
+}
+
+// failedReads counts the reads (and read-modify-writes) that failed with
+// class Other, which is how a read of a missing key is counted today.
+func failedReads(t *measure.Totals) int64 {
+	if t == nil {
+		return 0
+	}
+	var n int64
+	for _, o := range t.Ops {
+		if o.Name == "READ" || o.Name == "READ-MODIFY-WRITE" {
+			n += o.Errors[outcome.Other]
+		}
+	}
+	return n
+}
+
+// writePercentiles prints YCSB's hdrhistogram.percentiles of every
+// operation that the YCSB summary does not print already, in YCSB's
+// format ([READ], 99.99thPercentileLatency(us), 1234), on the latency
+// basis of the summary (both: the service time, then Intended-).
+func writePercentiles(w io.Writer, t *measure.Totals, set Settings) {
+	if t == nil || len(set.Percentiles) == 0 {
+		return
+	}
+	printed := map[float64]bool{50: true, 95: true, 99: true, 99.9: true}
+	type series struct {
+		name string
+		h    *hdrhistogram.Histogram
+	}
+	for _, o := range t.Ops {
+		var ss []series
+		switch set.Basis {
+		case report.Service:
+			ss = []series{{o.Name, o.Service}}
+		case report.Both:
+			ss = []series{{o.Name, o.Service}, {"Intended-" + o.Name, o.Intended}}
+		default:
+			ss = []series{{o.Name, o.Intended}}
+		}
+		for _, s := range ss {
+			if s.h == nil || s.h.TotalCount() == 0 {
+				continue
+			}
+			for _, q := range set.Percentiles {
+				if !printed[q] {
+					fmt.Fprintf(w, "[%s], %sthPercentileLatency(us), %d\n", s.name, strconv.FormatFloat(q, 'f', -1, 64), s.h.ValueAtQuantile(q))
+				}
+			}
+		}
+	}
 }
 
 // targetVersion asks the driver for the database's version, if it can say.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/analyze"
@@ -100,7 +101,25 @@ func RunScenario(ctx context.Context, s ScenarioSpec) (out *ScenarioOutcome, err
 			return out, err
 		}
 	}
-	return out, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	if r.sum.Failed {
+		return out, fmt.Errorf("the run did not do what the scenario asks (%s); summary.json and report.html mark it failed", strings.Join(r.sum.Failures, "; "))
+	}
+	return out, nil
+}
+
+// scenarioSource says where a setting of a scenario came from, for
+// property errors: the file line or --set that wrote it, else the
+// scenario's default.
+func scenarioSource(sc *scenario.Scenario, field string) properties.Source {
+	if s := sc.Source(field); strings.HasPrefix(s, "--set") {
+		return properties.Source{Origin: s}
+	} else if s != "" {
+		return properties.Source{Origin: s + " (" + field + ")"}
+	}
+	return properties.Source{Origin: "scenario default (" + field + ")"}
 }
 
 // WriteScenarioSummary prints the YCSB summary, the availability table and
@@ -112,6 +131,15 @@ func WriteScenarioSummary(w io.Writer, sum *rundir.Summary, ro *Outcome, basis r
 	if sum.Analysis != nil {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, analyze.ResultsTable([]string{sum.Scenario}, []*analyze.Report{sum.Analysis}))
+	}
+	for _, c := range sum.ChecksSkipped {
+		fmt.Fprintf(w, "\ncheck %s\n", c)
+	}
+	if sum.Failed {
+		fmt.Fprintf(w, "\nRUN FAILED: it did not do what it was asked:\n")
+		for _, f := range sum.Failures {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
 	}
 	if sum.LostWrites != nil {
 		verdict := "PASS"
@@ -210,16 +238,16 @@ func (s *ScenarioSpec) BaseProperties(tgt *targets.Target) (*properties.Properti
 		return nil, fmt.Errorf("%s: %w", s.File, perr)
 	}
 	for k, v := range sc.Workload.Properties {
-		p.Set(k, v)
+		p.SetFrom(k, v, scenarioSource(sc, "workload.properties."+k))
 	}
 	for k, v := range sc.Target.Driver {
-		p.Set(k, v)
+		p.SetFrom(k, v, scenarioSource(sc, "target.driver."+k))
 	}
 	tgt.ApplyDefaults(p)
-	p.Set("operationcount", "0")
-	p.Set("threadcount", strconv.Itoa(sc.Load.Threads))
-	p.Set("measurement.window", sc.Load.Window.D().String())
-	p.Set("optimeout", sc.Load.OpTimeout.D().String())
+	p.SetFrom("operationcount", "0", properties.Source{Origin: "scenario (runs last load.duration)"})
+	p.SetFrom("threadcount", strconv.Itoa(sc.Load.Threads), scenarioSource(sc, "load.threads"))
+	p.SetFrom("measurement.window", sc.Load.Window.D().String(), scenarioSource(sc, "load.window"))
+	p.SetFrom("optimeout", sc.Load.OpTimeout.D().String(), scenarioSource(sc, "load.op_timeout"))
 	return p, nil
 }
 

@@ -267,3 +267,50 @@ func TestRedisClusterMasterKill(t *testing.T) {
 	}
 	t.Logf("promotion: %s; failover %.0f ms, downtime %.0f ms; lost writes: %s", promoted, f.FailoverMs, f.DowntimeMs, sum.LostWrites)
 }
+
+// TestFailedFaultStepFailsRun: a fault step that fails while the run goes
+// on (pausing the only member, which an earlier step killed: it waits for a
+// healthy cluster that never comes, and the run ends first) makes RunScenario
+// return an error and marks summary.json failed; the run still finishes,
+// writes its files and stops its cluster.
+func TestFailedFaultStepFailsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real 1-member etcd cluster for ~10 s")
+	}
+	const doc = `
+name: test-failed-step
+target: {kind: etcd, nodes: 1}
+workload: {ycsb: workloada, properties: {recordcount: "100"}}
+load: {threads: 2, rate: 100, duration: 5s}
+schedule:
+  - {at: 1s, fault: kill, node: n1}
+  - {at: 2s, fault: pause, node: n1}
+`
+	sc, err := scenario.Parse([]byte(doc), "test.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	state := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
+		Scenario: sc, File: "test.yaml", OpenWorkload: workloads.Open, RunsDir: t.TempDir(), StateDir: state, Out: &out, Err: &errb,
+	})
+	if err == nil || !strings.Contains(err.Error(), "step 2 (at 2s: pause n1)") {
+		t.Fatalf("error %v, want the failed step\n%s\n%s", err, out.String(), errb.String())
+	}
+	if res == nil || res.Summary == nil || !res.Summary.Failed || len(res.Summary.Failures) != 1 {
+		t.Fatalf("summary not marked failed: %+v", res)
+	}
+	b, err := os.ReadFile(filepath.Join(res.Dir, "summary.json"))
+	if err != nil || !strings.Contains(string(b), `"failed": true`) {
+		t.Errorf("summary.json: %v %s", err, b)
+	}
+	if !strings.Contains(out.String(), "RUN FAILED") {
+		t.Errorf("terminal summary lacks RUN FAILED:\n%s", out.String())
+	}
+	if cs, _ := (launcher.StateStore{Dir: state}).List(); len(cs) != 0 {
+		t.Errorf("state files left: %v", cs)
+	}
+}

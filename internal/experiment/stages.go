@@ -75,13 +75,56 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	for i, st := range sc.Schedule.Steps {
 		r.steps[i] = fault.Step{At: st.At.D(), Action: fault.Action(st.Fault), Node: st.Node, As: st.As, Label: st.Label, Hold: st.Hold.D()}
 	}
-	if err := r.steps.ValidateFor(r.freg, nil); err != nil {
+	known := map[string]bool{clusterctl.OptNet: true}
+	for _, k := range tgt.LauncherOptions {
+		known[k] = true
+	}
+	for k := range sc.Target.Options {
+		if !known[k] {
+			where := sc.Source("target.options." + k)
+			if where == "" {
+				where = s.File
+			}
+			return nil, fmt.Errorf("%s: field target.options.%s: unknown launcher option for %s (allowed: %s; see %s)",
+				where, k, tgt.Kind, strings.Join(append(append([]string(nil), tgt.LauncherOptions...), clusterctl.OptNet), ", "), tgt.Docs)
+		}
+	}
+	// the schedule against the nodes the launcher will start: a step
+	// naming n9 of 3 nodes, or a name never bound with as, fails here
+	var plan *launcher.Cluster
+	if len(sc.Target.Endpoints) == 0 {
+		plan = &launcher.Cluster{Kind: tgt.Kind, Name: tgt.Kind}
+		for _, n := range tgt.NodeNames(sc.Target.Nodes, *sc.Target.Replicas) {
+			plan.Nodes = append(plan.Nodes, launcher.Node{Name: n})
+		}
+	}
+	if err := r.steps.ValidateFor(r.freg, plan); err != nil {
 		return nil, fmt.Errorf("%s: schedule: %w", s.File, err)
 	}
 	if r.base, err = s.BaseProperties(tgt); err != nil {
 		return nil, err
 	}
+	// every property of the measured run (and so of the load phase and
+	// the calibration, which share them) is checked before the cluster
+	// starts; the driver's own keys are checked when it connects
+	p := r.runProperties(0)
+	if _, err := CheckProperties(tgt, runner.Run, p); err != nil {
+		return nil, err // the properties' sources name the file and line or the --set
+	}
 	return r, nil
+}
+
+// runProperties returns the measured run's properties at rate (ops/s; 0
+// for closed loop).
+func (r *scenarioRun) runProperties(rate float64) *properties.Properties {
+	sc := r.sc
+	p := r.base.Clone()
+	p.SetFrom("maxexecutiontime", sc.Load.Duration.D().String(), scenarioSource(sc, "load.duration"))
+	p.SetFrom("warmup", sc.Load.Warmup.D().String(), scenarioSource(sc, "load.warmup"))
+	if rate > 0 {
+		p.SetFrom("target", strconv.FormatFloat(rate, 'f', 1, 64), scenarioSource(sc, "load.rate"))
+	}
+	return p
 }
 
 // open creates the run directory with the resolved scenario, env.json and
@@ -171,8 +214,13 @@ func (r *scenarioRun) load(ctx context.Context) error {
 		return nil
 	}
 	p := r.base.Clone()
-	p.Set("threadcount", strconv.Itoa(r.sc.Load.LoadThreads))
-	fmt.Fprintf(r.s.Err, "loading records with %d threads ...\n", r.sc.Load.LoadThreads)
+	p.SetFrom("threadcount", strconv.Itoa(r.sc.Load.LoadThreads), scenarioSource(r.sc, "load.load_threads"))
+	rate := "as fast as it goes"
+	if lr := r.sc.Load.LoadRate; lr.OpsPerSec > 0 {
+		p.SetFrom("target", strconv.FormatFloat(lr.OpsPerSec, 'f', -1, 64), scenarioSource(r.sc, "load.load_rate"))
+		rate = fmt.Sprintf("at %s inserts/s", lr)
+	}
+	fmt.Fprintf(r.s.Err, "loading records with %d threads, %s ...\n", r.sc.Load.LoadThreads, rate)
 	_, err := Phase(ctx, r.tgt, runner.Load, p, r.s.StateDir, r.run.Path("load"), Hooks{})
 	return err
 }
@@ -210,12 +258,7 @@ func (r *scenarioRun) calibrate(ctx context.Context) error {
 // watcher, the fault schedule and the caller's Beside as concurrent tasks.
 func (r *scenarioRun) measure(ctx context.Context) error {
 	sc := r.sc
-	p := r.base.Clone()
-	p.Set("maxexecutiontime", sc.Load.Duration.D().String())
-	p.Set("warmup", sc.Load.Warmup.D().String())
-	if r.rate > 0 {
-		p.Set("target", strconv.FormatFloat(r.rate, 'f', 1, 64))
-	}
+	p := r.runProperties(r.rate)
 	if contains(sc.Checks, "lost-writes") {
 		r.tracker = check.NewTracker(sc.Load.Threads)
 	}
@@ -257,8 +300,20 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	r.sum.Totals = rundir.TotalsOf(ro.Totals)
 	if r.schedErr != nil {
 		r.sum.Errors = append(r.sum.Errors, "schedule: "+r.schedErr.Error())
+		r.sum.Failed = true
+		for _, e := range unjoin(r.schedErr) {
+			r.sum.Failures = append(r.sum.Failures, "fault schedule: "+e.Error())
+		}
 	}
 	return nil
+}
+
+// unjoin splits an errors.Join error into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // watch is the task that records what the cluster does (nodes down and up,
@@ -289,6 +344,9 @@ func (r *scenarioRun) restoreAndCheck(ctx context.Context) error {
 			r.sum.Errors = append(r.sum.Errors, "restore: "+err.Error())
 		}
 		cancel()
+	}
+	if r.tracker != nil && ctx.Err() != nil {
+		r.sum.ChecksSkipped = append(r.sum.ChecksSkipped, "lost-writes: skipped, the run was interrupted before the check")
 	}
 	if r.tracker != nil && ctx.Err() == nil {
 		fmt.Fprintln(r.s.Err, "checking lost writes: reading every written key back ...")

@@ -15,17 +15,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Source says where a value was set.
 type Source struct {
 	File string // file name, or "" for a -p override or a default set in code
 	Line int    // 1-based line number in File; 0 when File is ""
+	// Origin names a source that is neither a file line nor -p, as the
+	// user wrote it: "-threads", "--set load.threads", "scenario.yaml:12
+	// (workload.properties)". It wins over File and Line when set.
+	Origin string
 }
 
-// String renders the source as "file:line", "-p" or "default".
+// String renders the source as its Origin, "file:line", "-p" or "default".
 func (s Source) String() string {
 	switch {
+	case s.Origin != "":
+		return s.Origin
 	case s.File != "" && s.Line > 0:
 		return fmt.Sprintf("%s:%d", s.File, s.Line)
 	case s.File != "":
@@ -77,6 +84,10 @@ func (p *Properties) set(key, value string, src Source) {
 
 // Set sets key to value as a command-line override.
 func (p *Properties) Set(key, value string) { p.set(key, value, Source{}) }
+
+// SetFrom sets key to value with an explicit source (a flag, a scenario
+// field), so that errors about the value name what the user typed.
+func (p *Properties) SetFrom(key, value string, src Source) { p.set(key, value, src) }
 
 // SetDefault sets key to value only if it is not set yet.
 func (p *Properties) SetDefault(key, value string) {
@@ -137,6 +148,9 @@ func (p *Properties) Load(r io.Reader, name string) error {
 	for sc.Scan() {
 		lineNo++
 		start := lineNo
+		if bad := binaryByte(sc.Bytes()); bad >= 0 {
+			return fmt.Errorf("%s:%d: not a properties file: byte 0x%02x at column %d is binary data (expected text lines key=value)", name, start, sc.Bytes()[bad], bad+1)
+		}
 		line := strings.TrimLeft(sc.Text(), " \t\f")
 		if line == "" || line[0] == '#' || line[0] == '!' {
 			continue
@@ -162,6 +176,28 @@ func (p *Properties) Load(r io.Reader, name string) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// binaryByte returns the index of the first byte of b that no text file
+// holds (NUL, other C0 controls than tab, form feed and carriage return,
+// invalid UTF-8), or -1.
+func binaryByte(b []byte) int {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < 0x20 && c != '\t' && c != '\f' && c != '\r' || c == 0x7f {
+			return i
+		}
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 func endsWithOddBackslashes(s string) bool {

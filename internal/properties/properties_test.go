@@ -275,3 +275,37 @@ func TestWriteRoundTrip(t *testing.T) {
 		t.Errorf("keys %v after round trip, want %v", q.Keys(), p.Keys())
 	}
 }
+
+// TestLoadRefusesBinary: a binary file given to -P is not read as
+// properties (its garbage would otherwise become keys, and the error would
+// name an unrelated property).
+func TestLoadRefusesBinary(t *testing.T) {
+	cases := []struct {
+		name, text, want string
+	}{
+		{"NUL", "recordcount=1\nab\x00cd=1\n", "f:2: not a properties file: byte 0x00 at column 3"},
+		{"invalid UTF-8", "\x86\xffkey=1\n", "f:1: not a properties file: byte 0x86 at column 1"},
+		{"control byte", "key=\x01\n", "f:1: not a properties file: byte 0x01"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := New().Load(strings.NewReader(tc.text), "f")
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error %v, want one starting %q", err, tc.want)
+			}
+		})
+	}
+	p := New()
+	if err := p.Load(strings.NewReader("a=b\tc\r\nnote=caf\u00e9\n"), "f"); err != nil {
+		t.Errorf("text with a tab, CR and UTF-8 refused: %v", err)
+	}
+}
+
+// TestSourceOrigin: a value set from a flag or a scenario field names it.
+func TestSourceOrigin(t *testing.T) {
+	p := New()
+	p.SetFrom("threadcount", "0", Source{Origin: "-threads"})
+	if err := p.Error("threadcount", "allowed 1..10000"); err == nil || err.Error() != `-threads: property threadcount="0": allowed 1..10000` {
+		t.Errorf("error %v", err)
+	}
+}

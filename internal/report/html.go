@@ -213,6 +213,7 @@ type page struct {
 	Env                         table
 	Files                       []string
 	Notes                       []string
+	Failures                    []string // the run did not do what it was asked: a banner
 	tmpl                        *template.Template
 }
 
@@ -272,6 +273,12 @@ func buildPage(r *Run, figs []figure, cs []*canvas) (*page, error) {
 	if r.Summary != nil {
 		for _, e := range r.Summary.Errors {
 			p.Notes = append(p.Notes, "error: "+e)
+		}
+		if r.Summary.Failed {
+			p.Failures = append(p.Failures, r.Summary.Failures...)
+		}
+		for _, c := range r.Summary.ChecksSkipped {
+			p.Notes = append(p.Notes, "check "+c)
 		}
 	}
 	if r.Analysis != nil {

@@ -38,6 +38,13 @@ type Summary struct {
 	Errors      []string         `json:"errors,omitempty"`
 	Checks      map[string]bool  `json:"checks_passed,omitempty"`
 	Calibration *CalibrationInfo `json:"calibration,omitempty"`
+	// Failed says the run did not do what it was asked (a fault step that
+	// failed, an interrupted run); Failures say what, one line each.
+	Failed   bool     `json:"failed,omitempty"`
+	Failures []string `json:"failures,omitempty"`
+	// ChecksSkipped names the checks the scenario asked for that did not
+	// run, with the reason (e.g. "lost-writes: interrupted").
+	ChecksSkipped []string `json:"checks_skipped,omitempty"`
 	// PeakRSSBytes is faultbench's own peak resident memory.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +33,8 @@ type Scenario struct {
 	Checks      []string `yaml:"checks,omitempty"`
 	Analysis    Analysis `yaml:"analysis,omitempty"`
 	UPB         *UPB     `yaml:"upb,omitempty"` // the Under Pressure Benchmark's parameters (faultbench upb)
+
+	src sources // where each field was written (file:line or --set), for messages
 }
 
 // Target says which database and how big a cluster.
@@ -53,9 +56,13 @@ type Workload struct {
 
 // Load says how hard and how long.
 type Load struct {
-	Threads     int      `yaml:"threads,omitempty"`
-	LoadThreads int      `yaml:"load_threads,omitempty"` // threads of the load (insert) phase
-	Rate        Rate     `yaml:"rate,omitempty"`
+	Threads     int  `yaml:"threads,omitempty"`
+	LoadThreads int  `yaml:"load_threads,omitempty"` // threads of the load (insert) phase
+	Rate        Rate `yaml:"rate,omitempty"`
+	// LoadRate is the load (insert) phase's rate: ops/s or max (the
+	// default: as fast as it goes). A percentage is refused: the capacity
+	// is calibrated after the load phase.
+	LoadRate    Rate     `yaml:"load_rate,omitempty"`
 	Warmup      Duration `yaml:"warmup,omitempty"`
 	Duration    Duration `yaml:"duration,omitempty"`
 	Window      Duration `yaml:"window,omitempty"`
@@ -198,6 +205,10 @@ func ParseRate(s string) (Rate, error) {
 	return Rate{OpsPerSec: f}, nil
 }
 
+// MaxThreads bounds load.threads and load.load_threads (the same bound as
+// -threads of faultbench run).
+const MaxThreads = 10000
+
 // KnownChecks lists the check names a scenario may use.
 func KnownChecks() []string { return []string{"lost-writes"} }
 
@@ -211,39 +222,71 @@ func LoadFile(path string, sets []string) (*Scenario, error) {
 	return Parse(b, path, sets)
 }
 
-// Parse decodes a scenario document; name is used in errors.
+// Parse decodes a scenario document; name is used in errors. Every error
+// names where the value came from: the file and line, or the --set.
 func Parse(b []byte, name string, sets []string) (*Scenario, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if root.Kind == 0 {
 		root = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
 	}
+	if root.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: a scenario is a mapping of name, target, workload, load, schedule, checks, analysis", name, root.Content[0].Line)
+	}
+	src := sources{}
+	var errs []error
+	checkKeys(&root, reflect.TypeOf(Scenario{}), "", name, src, &errs)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	for _, s := range sets {
 		path, value, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(path) == "" {
+		path = strings.TrimSpace(path)
+		if !ok || path == "" {
 			return nil, fmt.Errorf("--set %q: expected path=value (e.g. load.rate=100%%)", s)
 		}
-		if err := setPath(root.Content[0], strings.Split(strings.TrimSpace(path), "."), value); err != nil {
-			return nil, fmt.Errorf("--set %s: %w", path, err)
+		field, keys, err := checkSet(strings.Split(path, "."), value)
+		if err == nil {
+			err = setPath(root.Content[0], keys, value)
 		}
+		if err != nil {
+			return nil, fmt.Errorf("--set %s=%s: %w", path, value, err)
+		}
+		src[field] = "--set " + path + "=" + value
 	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(&root); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	dec := yaml.NewDecoder(&buf)
-	dec.KnownFields(true)
 	var sc Scenario
-	if err := dec.Decode(&sc); err != nil {
+	if err := root.Content[0].Decode(&sc); err != nil {
 		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	sc.src = src
+	errs = sc.checkExplicitZero(src)
 	if err := sc.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		errs = append(errs, unjoin(err)...)
+	}
+	if len(errs) > 0 {
+		for i, e := range errs {
+			var fe *FieldError
+			where := name
+			if errors.As(e, &fe) {
+				if s := src.sourceOf(fe.Field); s != "" {
+					where = s
+				}
+			}
+			errs[i] = fmt.Errorf("%s: %w", where, e)
+		}
+		return nil, errors.Join(errs...)
 	}
 	return &sc, nil
+}
+
+// unjoin splits an errors.Join error into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // setPath sets a scalar at path inside a mapping node, creating mappings
@@ -346,7 +389,7 @@ func decodeStrict(n *yaml.Node, v any) error {
 func (s *Scenario) Validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("field %s: %s", field, fmt.Sprintf(format, args...)))
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	if s.Name == "" {
 		bad("name", "required")
@@ -365,8 +408,27 @@ func (s *Scenario) Validate() error {
 	if s.Workload.YCSB == "" {
 		bad("workload.ycsb", "required: a file in workloads/ (e.g. workloada) or a path")
 	}
-	if s.Load.Threads < 0 || s.Load.LoadThreads < 0 {
-		bad("load.threads", "must not be negative")
+	if s.Load.Threads < 0 || s.Load.Threads > MaxThreads {
+		bad("load.threads", "%d: allowed 1..%d", s.Load.Threads, MaxThreads)
+	}
+	if s.Load.LoadThreads < 0 || s.Load.LoadThreads > MaxThreads {
+		bad("load.load_threads", "%d: allowed 1..%d", s.Load.LoadThreads, MaxThreads)
+	}
+	if s.Load.LoadRate.Percent > 0 {
+		bad("load.load_rate", "%s: allowed ops/s (e.g. 5000) or max; a percentage has nothing to refer to, the capacity is calibrated after the load phase", s.Load.LoadRate)
+	}
+	if s.Load.SkipLoad && !s.Load.LoadRate.IsZero() {
+		bad("load.load_rate", "set, but load.skip_load skips the load phase")
+	}
+	if d := s.Load.Duration.D(); d > 0 {
+		for i, st := range s.Schedule.Steps {
+			if st.At.D() >= d {
+				bad(fmt.Sprintf("schedule[%d].at", i), "%v is not before the end of the measured run (load.duration %v): the step would never run", st.At.D(), d)
+			}
+		}
+		if f := s.Schedule.Failover; f != nil && f.Steady.D()+f.Down.D() >= d {
+			bad("schedule.down", "steady %v + down %v is not before the end of the measured run (load.duration %v): the node would never be restored", f.Steady.D(), f.Down.D(), d)
+		}
 	}
 	if w := s.Load.Window.D(); w != 0 && (w < 10*time.Millisecond || w > time.Hour) {
 		bad("load.window", "%v: allowed 10ms..1h", w)

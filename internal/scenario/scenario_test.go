@@ -37,6 +37,15 @@ func TestParseErrors(t *testing.T) {
 		{"set without =", base, []string{"load.rate"}, "expected path=value"},
 		{"set into a scalar", base, []string{"name.x=1"}, "single value"},
 		{"set bad index", base, []string{"checks.5=lost-writes"}, "not an index"},
+		{"unknown nested key lists the section's keys", strings.Replace(base, "threads: 4", "thredas: 4", 1), nil, "field load.thredas: unknown; allowed keys of load: threads, load_threads, rate, load_rate"},
+		{"set unknown field blamed on --set", base, []string{"load.bogus=1"}, "--set load.bogus=1: load has no field bogus"},
+		{"set wrong type", base, []string{"load.threads=abc"}, `--set load.threads=abc: "abc" is not a valid integer`},
+		{"explicit zero threads", base, []string{"load.threads=0"}, "--set load.threads=0: field load.threads: 0: allowed at least 1"},
+		{"explicit zero calibration", base, []string{"load.calibration=0s"}, "field load.calibration: 0: allowed a positive duration"},
+		{"explicit zero op_timeout", base, []string{"load.op_timeout=0"}, "field load.op_timeout: 0: allowed a positive duration"},
+		{"load_rate percentage", base, []string{"load.load_rate=50%"}, "field load.load_rate: 50%: allowed ops/s"},
+		{"restore after the end", base, []string{"load.duration=40s"}, "field schedule.down: steady 30s + down 30s is not before the end"},
+		{"threads in the file blamed on its line", strings.Replace(base, "threads: 4", "threads: 0", 1), nil, "file.yaml:"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/driver"
@@ -86,6 +87,10 @@ type Sizing struct {
 	// Describe says in words what a cluster sized (nodes, replicas) is, e.g.
 	// "3 masters with 1 replica each, 6 nodes". Nil: "N nodes".
 	Describe func(nodes, replicas int) string
+	// NodeNames returns the node names the launcher gives a cluster sized
+	// (nodes, replicas), so that a schedule is checked against them before
+	// anything starts. Nil: n1..nN.
+	NodeNames func(nodes, replicas int) []string
 }
 
 // Registry holds the targets by kind.
@@ -166,7 +171,8 @@ func Entries() []*Target {
 					}
 					return masters, k, nil
 				},
-				Describe: mastersWithReplicas,
+				Describe:  mastersWithReplicas,
+				NodeNames: func(n, r int) []string { return numbered(n * (1 + r)) },
 			},
 		},
 		{
@@ -183,6 +189,8 @@ func Entries() []*Target {
 				Nodes: 1, NodesAre: "servers", HasReplicas: true,
 				FaultTolerance: func(_, r int) int { return r },
 				Describe:       mastersWithReplicas,
+				// the primary n1, its replicas n2..
+				NodeNames: func(_, r int) []string { return numbered(1 + r) },
 			},
 		},
 		{
@@ -203,6 +211,13 @@ func Entries() []*Target {
 				Nodes: 2, NodesAre: "region servers", NodesAlias: "servers",
 				FaultTolerance: func(n, _ int) int { return n - 1 },
 				Describe:       func(n, _ int) string { return "a coordinator and " + plural(n, "region server") },
+				NodeNames: func(n, _ int) []string {
+					names := []string{txkvlauncher.CoordinatorNode}
+					for i := 1; i <= n; i++ {
+						names = append(names, "s"+strconv.Itoa(i))
+					}
+					return names
+				},
 			},
 		},
 	}
@@ -316,6 +331,24 @@ func (t *Target) Describe(nodes, replicas int) string {
 		return t.Size.Describe(nodes, replicas)
 	}
 	return plural(nodes, "node")
+}
+
+// NodeNames returns the names of the nodes of a cluster of this kind sized
+// (nodes, replicas), as its launcher names them.
+func (t *Target) NodeNames(nodes, replicas int) []string {
+	if t.Size.NodeNames != nil {
+		return t.Size.NodeNames(nodes, replicas)
+	}
+	return numbered(nodes)
+}
+
+// numbered returns n1..nN.
+func numbered(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "n" + strconv.Itoa(i+1)
+	}
+	return out
 }
 
 // ForK returns the cluster that realises fault-tolerance index k for the

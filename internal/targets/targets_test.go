@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,5 +117,33 @@ func TestIncompleteEntry(t *testing.T) {
 	}
 	if _, err := New(Entries()[0], Entries()[0]); err == nil || !strings.Contains(err.Error(), "registered twice") {
 		t.Errorf("duplicate kind: %v", err)
+	}
+}
+
+// TestNodeNames: the names scenario schedules are checked against are the
+// names each launcher gives its nodes.
+func TestNodeNames(t *testing.T) {
+	reg := Builtin()
+	cases := []struct {
+		kind            string
+		nodes, replicas int
+		want            string
+	}{
+		{"etcd", 3, 0, "n1 n2 n3"},
+		{"redis-cluster", 3, 1, "n1 n2 n3 n4 n5 n6"},
+		{"redis-cluster", 2, 0, "n1 n2"},
+		{"redis", 1, 2, "n1 n2 n3"},
+		{"txkv", 2, 0, "coord s1 s2"},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s-%d-%d", tc.kind, tc.nodes, tc.replicas), func(t *testing.T) {
+			tg, err := reg.Get(tc.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(tg.NodeNames(tc.nodes, tc.replicas), " "); got != tc.want {
+				t.Errorf("NodeNames(%d, %d) = %s, want %s", tc.nodes, tc.replicas, got, tc.want)
+			}
+		})
 	}
 }

@@ -199,18 +199,14 @@ func IgnoredYCSBKeys() []string {
 		"workload",                    // Java class of the workload; faultbench always runs CoreWorkload
 		"db",                          // Java class of the DB binding; faultbench takes a target
 		"exporter",                    // measurement exporter class
-		"exportfile",                  // measurement export file
 		"measurementtype",             // histogram|hdrhistogram|timeseries|raw
-		"measurement.interval",        // op|intended|both
 		"measurement.trackjvm",        // JVM statistics
 		"measurement.raw.output_file", // raw measurement output
 		"measurement.raw.no_summary",  // raw measurement summary switch
 		"histogram.buckets",           // old histogram bucket count
-		"hdrhistogram.percentiles",    // percentiles printed by YCSB
 		"hdrhistogram.fileoutput",     // YCSB's own .hdr interval log
 		"hdrhistogram.output.path",    // path of that log
 		"timeseries.granularity",      // YCSB time-series measurement step
-		"status.interval",             // seconds between YCSB status lines
 		"reportlatencyforeacherror",   // per-error latency series
 		"latencytrackederrors",        // error names with their own series
 		"dataintegrity",               // deterministic values + VERIFY; faultbench has its own checks

@@ -126,6 +126,7 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	get(err)
 	warm, err := p.Duration("warmup", 0, time.Second)
 	get(err)
+	wake := runner.WakeMode(p.String("runner.wake", string(runner.WakeSpin)))
 	opTimeout, err := p.Duration("optimeout", 10*time.Second, time.Millisecond)
 	get(err)
 	s.Window, err = p.Duration("measurement.window", time.Second, time.Millisecond)
@@ -156,6 +157,9 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	if opTimeout <= 0 {
 		errs = append(errs, p.Error("optimeout", "must be positive"))
 	}
+	if wake != runner.WakeSpin && wake != runner.WakeSleep {
+		errs = append(errs, p.Error("runner.wake", "allowed %s (start within tens of µs of the intended time, yielding the CPU until then) or %s (timer only, no CPU spent waiting)", runner.WakeSpin, runner.WakeSleep))
+	}
 	if threads < 1 || threads > MaxThreads {
 		errs = append(errs, p.Error("threadcount", "allowed 1..%d", MaxThreads))
 	}
@@ -178,7 +182,7 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	}
 	s.Runner = runner.Config{
 		Phase: phase, Threads: int(threads), Rate: tgt, OperationCount: opcount,
-		Duration: maxExec, Warmup: warm, OpTimeout: opTimeout, Seed: wl.Seed(),
+		Duration: maxExec, Warmup: warm, OpTimeout: opTimeout, Seed: wl.Seed(), Wake: wake,
 	}
 	if err := s.Runner.Validate(); err != nil {
 		return s, err

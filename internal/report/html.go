@@ -358,6 +358,10 @@ func cards(r *Run) []card {
 		if s.Totals.All.Latency.Count > 0 {
 			out = append(out, card{Label: "p99 latency (ms)", Value: msCell(float64(s.Totals.All.Latency.P99))})
 		}
+		if l := s.Totals.WakeLag; l != nil && l.Count > 0 {
+			// how much of that latency is the harness's own
+			out = append(out, card{Label: "harness wake-up lag p99 (µs)", Value: strconv.FormatInt(l.P99, 10)})
+		}
 	}
 	if a := r.Analysis; a != nil {
 		for i, m := range a.Faults {

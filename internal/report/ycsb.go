@@ -58,6 +58,11 @@ func WriteYCSB(w io.Writer, t *measure.Totals, basis LatencyBasis) {
 	if n := t.CutCount(); n > 0 {
 		fmt.Fprintf(w, "[OVERALL], Cut(in flight at the deadline), %d\n", n)
 	}
+	if h := t.All.Wake; h != nil && h.TotalCount() > 0 {
+		// the harness's own share of the intended-start latency
+		fmt.Fprintf(w, "[OVERALL], WakeLagP50(us), %d\n", h.ValueAtQuantile(50))
+		fmt.Fprintf(w, "[OVERALL], WakeLagP99(us), %d\n", h.ValueAtQuantile(99))
+	}
 	for _, o := range t.Ops {
 		n := o.OK + sumErrors(o)
 		if n == 0 {

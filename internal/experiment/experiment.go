@@ -353,6 +353,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	var summary bytes.Buffer
 	report.WriteYCSB(&summary, out.Totals, prep.Settings.Basis)
 	writePercentiles(&summary, out.Totals, prep.Settings)
+	report.WriteErrorSamples(&summary, out.Result.Samples)
 	if out.Result.Dropped > 0 {
 		fmt.Fprintf(&summary, "[OVERALL], DroppedOperations, %d\n", out.Result.Dropped)
 	}
@@ -545,7 +546,7 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 		Target: prep.Target.Kind, Phase: string(set.Runner.Phase), EndReason: res.Reason, Dropped: res.Dropped,
 		Threads: set.Runner.Threads, TargetOps: set.Runner.Rate, WindowMs: float64(set.Window) / float64(time.Millisecond),
 		WarmupMs: float64(set.Runner.Warmup) / float64(time.Millisecond), Totals: rundir.TotalsOf(totals),
-		PeakRSSBytes: PeakRSS(),
+		PeakRSSBytes: PeakRSS(), ErrorSamples: res.Samples,
 	}
 	if err := rundir.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
 		return out, err

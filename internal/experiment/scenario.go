@@ -127,6 +127,7 @@ func scenarioSource(sc *scenario.Scenario, field string) properties.Source {
 func WriteScenarioSummary(w io.Writer, sum *rundir.Summary, ro *Outcome, basis report.LatencyBasis) {
 	if ro != nil && ro.Totals != nil {
 		report.WriteYCSB(w, ro.Totals, basis)
+		report.WriteErrorSamples(w, ro.Result.Samples)
 	}
 	if sum.Analysis != nil {
 		fmt.Fprintln(w)

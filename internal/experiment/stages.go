@@ -298,6 +298,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	r.outcome = ro
 	r.sum.EndReason = ro.Result.Reason
 	r.sum.Totals = rundir.TotalsOf(ro.Totals)
+	r.sum.ErrorSamples = ro.Result.Samples
 	if r.schedErr != nil {
 		r.sum.Errors = append(r.sum.Errors, "schedule: "+r.schedErr.Error())
 		r.sum.Failed = true

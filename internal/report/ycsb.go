@@ -9,6 +9,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -109,5 +111,20 @@ func writeOp(w io.Writer, name string, n int64, o measure.OpTotals, h *hdrhistog
 	}
 	if o.Behind > 0 {
 		fmt.Fprintf(w, "[%s], BehindSchedule, %d\n", name, o.Behind)
+	}
+}
+
+// WriteErrorSamples prints, per operation and error class, the first error
+// text of that kind (runner.Result.Samples), in the summary's line format:
+// "[READ], SampleError(OTHER), not found".
+func WriteErrorSamples(w io.Writer, samples map[string]map[string]string) {
+	for _, op := range slices.Sorted(maps.Keys(samples)) {
+		for _, cls := range slices.Sorted(maps.Keys(samples[op])) {
+			text := strings.ReplaceAll(samples[op][cls], "\n", " ")
+			if len(text) > 300 {
+				text = text[:300] + "..."
+			}
+			fmt.Fprintf(w, "[%s], SampleError(%s), %s\n", op, strings.ToUpper(cls), text)
+		}
 	}
 }

@@ -36,6 +36,9 @@ type Summary struct {
 	Analysis    *analyze.Report  `json:"availability,omitempty"`
 	LostWrites  *check.Result    `json:"lost_writes,omitempty"`
 	Errors      []string         `json:"errors,omitempty"`
+	// ErrorSamples holds, per operation and error class, the text of the
+	// first error of that kind: what the database said.
+	ErrorSamples map[string]map[string]string `json:"error_samples,omitempty"`
 	Checks      map[string]bool  `json:"checks_passed,omitempty"`
 	Calibration *CalibrationInfo `json:"calibration,omitempty"`
 	// Failed says the run did not do what it was asked (a fault step that

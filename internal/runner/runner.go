@@ -109,6 +109,10 @@ type Result struct {
 	// are not recorded in any window: the measured period ends at the
 	// deadline, and End is the deadline.
 	Cut [outcome.NumClasses]int64
+	// Samples holds, per operation name and error class, the text of the
+	// first error of that kind (what the database said), so a summary can
+	// show what "ERROR(OTHER)" was.
+	Samples map[string]map[string]string
 }
 
 // CutCount is the number of cut operations over every class.
@@ -169,8 +173,9 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		behind   atomic.Int64
 		canceled atomic.Int64
 		dropped  atomic.Int64
-		cutMu    sync.Mutex
+		cutMu    sync.Mutex // guards cut and samples
 		cut      [outcome.NumClasses]int64
+		samples  = map[string]map[string]string{}
 		exhaust  atomic.Bool
 		timeUp   atomic.Bool
 	)
@@ -210,6 +215,20 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			for c, v := range w.cut {
 				cut[c] += v
 			}
+			for op, byClass := range w.samples {
+				for cls, text := range byClass {
+					if text == "" {
+						continue
+					}
+					name := workload.OpKind(op).String()
+					if samples[name] == nil {
+						samples[name] = map[string]string{}
+					}
+					if _, ok := samples[name][outcome.Class(cls).String()]; !ok {
+						samples[name][outcome.Class(cls).String()] = text
+					}
+				}
+			}
 			cutMu.Unlock()
 			if w.exhausted {
 				exhaust.Store(true)
@@ -220,7 +239,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		}()
 	}
 	wg.Wait()
-	res := Result{Start: start, End: time.Now(), Ops: total.Load(), Behind: behind.Load(), Canceled: canceled.Load(), Dropped: dropped.Load(), Cut: cut}
+	res := Result{Start: start, End: time.Now(), Ops: total.Load(), Behind: behind.Load(), Canceled: canceled.Load(), Dropped: dropped.Load(), Cut: cut, Samples: samples}
 	if !deadline.IsZero() && res.End.After(deadline) {
 		res.End = deadline
 	}
@@ -254,6 +273,7 @@ type worker struct {
 	canceled  int64
 	dropped   int64
 	cut       [outcome.NumClasses]int64
+	samples   [workload.NumOps][outcome.NumClasses]string // first error text per op and class
 	exhausted bool
 	timeUp    bool // stopped by the deadline
 }
@@ -324,8 +344,12 @@ func (w *worker) loop(ctx context.Context) {
 		if late {
 			w.behind++
 		}
+		cls := outcome.ClassOf(err)
+		if err != nil && int(w.op.Kind) < len(w.samples) && w.samples[w.op.Kind][cls] == "" {
+			w.samples[w.op.Kind][cls] = err.Error() // the first of its kind only: off the common path
+		}
 		w.rec.Record(measure.Sample{
-			Op: int(w.op.Kind), Class: outcome.ClassOf(err),
+			Op: int(w.op.Kind), Class: cls,
 			Intended: intended, Started: started, Ended: ended, Behind: late, Woke: waited,
 		})
 		if w.cfg.Phase == Run {

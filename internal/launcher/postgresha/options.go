@@ -48,7 +48,7 @@ const (
 type timing struct {
 	// monitor GUCs (milliseconds)
 	healthCheckPeriod, healthCheckTimeout, healthCheckMaxRetries, healthCheckRetryDelay int
-	unhealthyTimeout, startupGracePeriod, primaryDemoteTimeout                         int
+	unhealthyTimeout, startupGracePeriod, primaryDemoteTimeout                          int
 	// keeper settings (seconds)
 	networkPartitionTimeout, restartFailureTimeout int
 }

@@ -4,7 +4,7 @@
 // first of which starts as the primary and the others as its standbys.
 //
 // Every pg_autoctl service (the monitor's and each data node's keeper) is
-// started through launcher.Env.Spawn as `unshare --pid --fork -- env ...
+// started through launcher.Env.Spawn as `unshare --pid --fork -- setpriv ...
 // pg_autoctl run`: it runs as the postgres user (PostgreSQL refuses root),
 // with its own HOME and XDG directories, as the init process of its own PID
 // namespace. pg_autoctl starts the node's postgres inside that namespace,

@@ -123,14 +123,19 @@ func lastLines(s string, n int) string {
 
 // keeperArgv is what Env.Spawn runs for a pg_autoctl service: `pg_autoctl
 // run` as the postgres user, as the init process of a new PID namespace
-// (unshare --pid --fork --kill-child). pg_autoctl starts the node's
+// (unshare --pid --fork, then setpriv). pg_autoctl starts the node's
 // postgres inside that namespace, so a SIGKILL of pg_autoctl (or of
 // unshare, which passes it on) ends every process of the node at once —
 // the "whole node" crash — while SIGTERM to pg_autoctl stops postgres
 // cleanly. Running as root is required for the new PID namespace.
 func keeperArgv(cfg config, nodeDir, pgdata string) []string {
-	a := []string{"unshare", "--pid", "--fork", "--kill-child=SIGKILL"}
-	a = append(a, "--setgid", strconv.Itoa(int(cfg.gid)), "--setuid", strconv.Itoa(int(cfg.uid)), "--", "env", "-i")
+	// setpriv drops to the postgres user and then sets the parent-death
+	// signal (a change of user clears it): if unshare dies, say because
+	// faultbench died and the kernel killed unshare, pg_autoctl gets SIGKILL
+	// and its namespace goes with it.
+	a := []string{"unshare", "--pid", "--fork", "--kill-child=SIGKILL", "--",
+		"setpriv", "--reuid=" + strconv.Itoa(int(cfg.uid)), "--regid=" + strconv.Itoa(int(cfg.gid)),
+		"--clear-groups", "--pdeathsig=SIGKILL", "--", "env", "-i"}
 	a = append(a, nodeEnv(cfg, nodeDir)...)
 	return append(a, runArgv(cfg, pgdata)...)
 }

@@ -84,6 +84,15 @@ func (d Dialect) createTable(table string, fields []string) string {
 	return "CREATE TABLE IF NOT EXISTS " + table + " (" + strings.Join(cols, ", ") + ")" + tail
 }
 
+// addColumn adds a binary column f to table unless it exists.
+func (d Dialect) addColumn(table, f string) string {
+	typ := "BYTEA"
+	if d == Galera {
+		typ = "LONGBLOB"
+	}
+	return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + f + " " + typ
+}
+
 // open returns a database handle for cfg.
 func (d Dialect) open(cfg config) (*sql.DB, error) {
 	if d == Postgres {

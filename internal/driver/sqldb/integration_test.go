@@ -201,15 +201,18 @@ func checkCRUD(t *testing.T, drv *Driver) {
 	if err := drv.Insert(ctx, "usertable", "crud0", map[string][]byte{"field0": []byte("x")}); outcome.ClassOf(err) != outcome.Rejected {
 		t.Fatalf("duplicate insert: %v, want rejected", err)
 	}
-	if err := drv.Update(ctx, "usertable", "crud1", map[string][]byte{"field1": []byte("new")}); err != nil {
-		t.Fatalf("update: %v", err)
+	if err := drv.Update(ctx, "usertable", "crud1", map[string][]byte{"field1": []byte("new"), "fbtag": []byte("t1")}); err != nil {
+		t.Fatalf("update with a field beyond fieldcount: %v", err)
+	}
+	if rec, err := drv.Read(ctx, "usertable", "crud1", []string{"fbtag"}); err != nil || string(rec["fbtag"]) != "t1" {
+		t.Fatalf("read of the added field: %q %v", rec, err)
 	}
 	rec, err := drv.Read(ctx, "usertable", "crud1", []string{"field1"})
 	if err != nil || string(rec["field1"]) != "new" || len(rec) != 1 {
 		t.Fatalf("read after update: %v %v", rec, err)
 	}
 	rec, err = drv.Read(ctx, "usertable", "crud0", nil)
-	if err != nil || string(rec["field0"]) != "\x00\x01\x02" || len(rec) != 2 {
+	if err != nil || string(rec["field0"]) != "\x00\x01\x02" || len(rec) != 2 { // fbtag is NULL: left out
 		t.Fatalf("read of all fields: %q %v", rec, err)
 	}
 	recs, err := drv.Scan(ctx, "usertable", "crud0", 3, nil)

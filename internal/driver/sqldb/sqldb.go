@@ -23,7 +23,6 @@ package sqldb
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -53,6 +52,9 @@ type Driver struct {
 	mu     sync.Mutex
 	stmts  map[string]*sql.Stmt
 	tables map[string]bool
+	cols   map[string]bool // table + "." + column known to exist
+
+	alterMu sync.Mutex // one ALTER TABLE at a time from this driver
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -81,7 +83,7 @@ func open(ctx context.Context, d Dialect, p *properties.Properties, launcherKeys
 	}
 	db.SetMaxOpenConns(cfg.poolSize)
 	db.SetMaxIdleConns(cfg.poolSize)
-	drv := &Driver{d: d, db: db, cfg: cfg, stmts: map[string]*sql.Stmt{}, tables: map[string]bool{}}
+	drv := &Driver{d: d, db: db, cfg: cfg, stmts: map[string]*sql.Stmt{}, tables: map[string]bool{}, cols: map[string]bool{}}
 	for i := range cfg.fieldCount {
 		drv.fields = append(drv.fields, cfg.fieldPrefix+strconv.Itoa(i))
 	}
@@ -132,8 +134,83 @@ func (drv *Driver) ensureTable(ctx context.Context, table string) error {
 	}
 	drv.mu.Lock()
 	drv.tables[table] = true
+	for _, f := range drv.fields {
+		drv.cols[table+"."+f] = true
+	}
 	drv.mu.Unlock()
 	return nil
+}
+
+// ensureColumns adds the columns of fields that table lacks (as binary
+// columns, ALTER TABLE ... ADD COLUMN IF NOT EXISTS): writes may carry
+// fields beyond FIELD0..n-1, e.g. the lost-writes check's tag field.
+func (drv *Driver) ensureColumns(ctx context.Context, table string, fields []string) error {
+	if err := drv.ensureTable(ctx, table); err != nil {
+		return err
+	}
+	for _, f := range fields {
+		drv.mu.Lock()
+		known := drv.cols[table+"."+f]
+		drv.mu.Unlock()
+		if known {
+			continue
+		}
+		if err := drv.addColumn(ctx, table, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (drv *Driver) addColumn(ctx context.Context, table, f string) error {
+	drv.alterMu.Lock()
+	defer drv.alterMu.Unlock()
+	drv.mu.Lock()
+	known := drv.cols[table+"."+f]
+	drv.mu.Unlock()
+	if known {
+		return nil
+	}
+	if _, err := drv.db.ExecContext(ctx, drv.d.addColumn(table, f)); err != nil {
+		return drv.fail("add column", true, err)
+	}
+	drv.mu.Lock()
+	drv.cols[table+"."+f] = true
+	drv.mu.Unlock()
+	return nil
+}
+
+// scanRecord reads the current row of rows into a record: every column
+// but the key, NULL columns (fields never written) left out.
+func scanRecord(rows *sql.Rows, cols []string) (key string, rec map[string][]byte, err error) {
+	vals := make([][]byte, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return "", nil, err
+	}
+	rec = make(map[string][]byte, len(cols))
+	for i, c := range cols {
+		switch {
+		case strings.EqualFold(c, keyColumn):
+			key = string(vals[i])
+		case vals[i] != nil:
+			rec[strings.ToLower(c)] = vals[i]
+		}
+	}
+	return key, rec, nil
+}
+
+// selectList is the column list of a read: the key and the fields, or
+// every column (*) when fields is nil, so that fields added after the
+// table was created (the lost-writes tag) are read too.
+func selectList(fields []string) string {
+	if len(fields) == 0 {
+		return "*"
+	}
+	return keyColumn + ", " + strings.Join(fields, ", ")
 }
 
 // stmt returns the prepared statement for query, preparing it once.
@@ -162,17 +239,14 @@ func (drv *Driver) stmt(ctx context.Context, table, query string) (*sql.Stmt, er
 	return s, nil
 }
 
-// columns checks field names and returns them (all fields when nil).
-func (drv *Driver) columns(fields []string) ([]string, error) {
-	if len(fields) == 0 {
-		return drv.fields, nil
-	}
+// checkFields checks field names.
+func (drv *Driver) checkFields(fields []string) error {
 	for _, f := range fields {
 		if !ident(f) {
-			return nil, outcome.Classified(outcome.Rejected, "fields", fmt.Errorf("field name %q: want letters, digits and _", f))
+			return outcome.Classified(outcome.Rejected, "fields", fmt.Errorf("field name %q: want letters, digits and _", f))
 		}
 	}
-	return fields, nil
+	return nil
 }
 
 // sortedFields returns the keys of values, sorted, after checking them.
@@ -188,42 +262,51 @@ func sortedFields(values map[string][]byte) ([]string, error) {
 	return fs, nil
 }
 
-// Read implements driver.Driver.
+// Read implements driver.Driver. Fields never written (NULL) are left
+// out of the record; fields nil reads every column.
 func (drv *Driver) Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
-	cols, err := drv.columns(fields)
-	if err != nil {
+	if err := drv.checkFields(fields); err != nil {
 		return nil, err
 	}
-	q := "SELECT " + strings.Join(cols, ", ") + " FROM " + table + " WHERE " + keyColumn + " = " + drv.d.placeholder(1)
+	if err := drv.ensureColumns(ctx, table, fields); err != nil {
+		return nil, err
+	}
+	q := "SELECT " + selectList(fields) + " FROM " + table + " WHERE " + keyColumn + " = " + drv.d.placeholder(1)
 	s, err := drv.stmt(ctx, table, q)
 	if err != nil {
 		return nil, err
 	}
-	vals := make([][]byte, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := s.QueryRowContext(ctx, key).Scan(ptrs...); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, outcome.Classified(outcome.Other, "read", fmt.Errorf("key %q: %w", key, outcome.ErrNotFound))
-		}
+	rows, err := s.QueryContext(ctx, key)
+	if err != nil {
 		return nil, drv.fail("read", false, err)
 	}
-	out := make(map[string][]byte, len(cols))
-	for i, c := range cols {
-		out[c] = vals[i]
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, drv.fail("read", false, err)
+		}
+		return nil, outcome.Classified(outcome.Other, "read", fmt.Errorf("key %q: %w", key, outcome.ErrNotFound))
 	}
-	return out, nil
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, drv.fail("read", false, err)
+	}
+	_, rec, err := scanRecord(rows, cols)
+	if err != nil {
+		return nil, drv.fail("read", false, err)
+	}
+	return rec, nil
 }
 
 // Scan implements driver.Driver.
 func (drv *Driver) Scan(ctx context.Context, table, startKey string, count int, fields []string) ([]map[string][]byte, error) {
-	cols, err := drv.columns(fields)
-	if err != nil {
+	if err := drv.checkFields(fields); err != nil {
 		return nil, err
 	}
-	q := "SELECT " + keyColumn + ", " + strings.Join(cols, ", ") + " FROM " + table + " WHERE " + keyColumn + " >= " +
+	if err := drv.ensureColumns(ctx, table, fields); err != nil {
+		return nil, err
+	}
+	q := "SELECT " + selectList(fields) + " FROM " + table + " WHERE " + keyColumn + " >= " +
 		drv.d.placeholder(1) + " ORDER BY " + keyColumn + " LIMIT " + drv.d.placeholder(2)
 	s, err := drv.stmt(ctx, table, q)
 	if err != nil {
@@ -234,20 +317,15 @@ func (drv *Driver) Scan(ctx context.Context, table, startKey string, count int, 
 		return nil, drv.fail("scan", false, err)
 	}
 	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, drv.fail("scan", false, err)
+	}
 	var out []map[string][]byte
 	for rows.Next() {
-		var k string
-		vals := make([][]byte, len(cols))
-		ptrs := []any{&k}
-		for i := range vals {
-			ptrs = append(ptrs, &vals[i])
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		_, rec, err := scanRecord(rows, cols)
+		if err != nil {
 			return nil, drv.fail("scan", false, err)
-		}
-		rec := make(map[string][]byte, len(cols))
-		for i, c := range cols {
-			rec[c] = vals[i]
 		}
 		out = append(out, rec)
 	}
@@ -274,6 +352,9 @@ func (drv *Driver) Update(ctx context.Context, table, key string, values map[str
 		args = append(args, values[f])
 	}
 	args = append(args, key)
+	if err := drv.ensureColumns(ctx, table, fs); err != nil {
+		return err
+	}
 	q := "UPDATE " + table + " SET " + strings.Join(set, ", ") + " WHERE " + keyColumn + " = " + drv.d.placeholder(len(fs)+1)
 	s, err := drv.stmt(ctx, table, q)
 	if err != nil {
@@ -301,6 +382,9 @@ func (drv *Driver) Insert(ctx context.Context, table, key string, values map[str
 	for i, f := range fs {
 		ph = append(ph, drv.d.placeholder(i+2))
 		args = append(args, values[f])
+	}
+	if err := drv.ensureColumns(ctx, table, fs); err != nil {
+		return err
 	}
 	q := "INSERT INTO " + table + " (" + strings.Join(append([]string{keyColumn}, fs...), ", ") + ") VALUES (" + strings.Join(ph, ", ") + ")"
 	s, err := drv.stmt(ctx, table, q)

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/properties"
 )
 
 // Kind is the target kind.
@@ -671,4 +672,19 @@ func Endpoints(c *launcher.Cluster) []string {
 		}
 	}
 	return out
+}
+
+// PropHosts is the driver property Connect sets.
+const PropHosts = "postgres.hosts"
+
+// Connect points the driver at cluster c: postgres.hosts lists the data
+// nodes' servers (not the monitor), leaving a value the user set alone.
+func Connect(p *properties.Properties, c *launcher.Cluster) {
+	if !p.Has(PropHosts) {
+		p.Set(PropHosts, strings.Join(Endpoints(c), ","))
+	}
+	if !p.Has("faultbench.cluster") {
+		p.Set("faultbench.cluster", c.Name)
+	}
+	p.Declare("faultbench.cluster")
 }

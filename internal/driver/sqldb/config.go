@@ -44,28 +44,27 @@ type config struct {
 	fieldPrefix string
 }
 
-// parseConfig validates the properties of dialect d; launcherKeys are the
-// launcher's option keys, accepted under the same prefix.
-func parseConfig(d Dialect, p *properties.Properties, launcherKeys []string) (config, error) {
+// parseConfig validates the properties of dialect d. Keys under the
+// dialect's prefix that the driver does not know are errors, unless the
+// caller declared them exactly (the launcher's options, which the run
+// warns about instead).
+func parseConfig(d Dialect, p *properties.Properties) (config, error) {
 	pre := d.prefix()
 	p.DeclarePrefix(pre)
 	known := map[string]bool{}
 	for _, k := range d.PropertyNames() {
 		known[k] = true
 	}
-	for _, k := range launcherKeys {
-		known[k] = true
-	}
 	var unknown []string
 	for _, k := range p.Keys() {
-		if strings.HasPrefix(k, pre) && !known[k] {
+		if strings.HasPrefix(k, pre) && !known[k] && !p.DeclaredExactly(k) {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return config{}, p.Error(unknown[0], "unknown %s property (the driver knows %s; the launcher %s)",
-			d.name(), strings.Join(d.PropertyNames(), ", "), strings.Join(launcherKeys, ", "))
+		return config{}, p.Error(unknown[0], "unknown %s property (the driver knows %s; launcher options go to `cluster up -o` or a scenario's target.options)",
+			d.name(), strings.Join(d.PropertyNames(), ", "))
 	}
 	var c config
 	raw := strings.TrimSpace(p.String(pre+propHosts, ""))

@@ -119,6 +119,9 @@ func (d Dialect) open(cfg config) (*sql.DB, error) {
 		mc := mysql.NewConfig()
 		mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = cfg.user, cfg.password, "tcp", h, cfg.db
 		mc.Timeout = cfg.connTimeout
+		// RowsAffected counts matched rows, as in PostgreSQL, so that an
+		// update of a missing key is reported as not found
+		mc.ClientFoundRows = true
 		c, err := mysql.NewConnector(mc)
 		if err != nil {
 			return nil, fmt.Errorf("galera connection for %s: %w", h, err)

@@ -33,8 +33,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/faultbench/faultbench/internal/driver"
-	"github.com/faultbench/faultbench/internal/launcher/galera"
-	"github.com/faultbench/faultbench/internal/launcher/postgresha"
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 )
@@ -61,7 +59,7 @@ var _ driver.Driver = (*Driver)(nil)
 
 // NewPostgres builds the PostgreSQL driver (a driver.Factory).
 func NewPostgres(ctx context.Context, p *properties.Properties) (driver.Driver, error) {
-	return open(ctx, Postgres, p, postgresha.OptionNames())
+	return open(ctx, Postgres, p)
 }
 
 // NewGalera builds the MariaDB Galera driver (a driver.Factory).
@@ -69,11 +67,11 @@ func NewGalera(ctx context.Context, p *properties.Properties) (driver.Driver, er
 	// go-sql-driver/mysql prints every broken connection to stderr; the
 	// driver reports them as classified errors instead
 	_ = mysql.SetLogger(discardLogger{})
-	return open(ctx, Galera, p, galera.OptionNames())
+	return open(ctx, Galera, p)
 }
 
-func open(ctx context.Context, d Dialect, p *properties.Properties, launcherKeys []string) (*Driver, error) {
-	cfg, err := parseConfig(d, p, launcherKeys)
+func open(ctx context.Context, d Dialect, p *properties.Properties) (*Driver, error) {
+	cfg, err := parseConfig(d, p)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +115,9 @@ func (drv *Driver) fail(op string, write bool, err error) error {
 }
 
 // ensureTable creates table if it is missing (once per table and driver).
+// DDL runs one statement at a time from this driver, while the driver's
+// other workers wait: on Galera a DDL statement (total order isolation)
+// aborts the writes running beside it.
 func (drv *Driver) ensureTable(ctx context.Context, table string) error {
 	drv.mu.Lock()
 	done := drv.tables[table]
@@ -126,6 +127,14 @@ func (drv *Driver) ensureTable(ctx context.Context, table string) error {
 	}
 	if !ident(table) {
 		return outcome.Classified(outcome.Rejected, "table", fmt.Errorf("table name %q: want letters, digits and _", table))
+	}
+	drv.alterMu.Lock()
+	defer drv.alterMu.Unlock()
+	drv.mu.Lock()
+	done = drv.tables[table]
+	drv.mu.Unlock()
+	if done {
+		return nil
 	}
 	if drv.cfg.createTable {
 		if _, err := drv.db.ExecContext(ctx, drv.d.createTable(table, drv.fields)); err != nil {
@@ -364,8 +373,7 @@ func (drv *Driver) Update(ctx context.Context, table, key string, values map[str
 	if err != nil {
 		return drv.fail("update", true, err)
 	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 && drv.d == Postgres {
-		// MariaDB counts only changed rows, so a same-value update also says 0
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return outcome.Classified(outcome.Other, "update", fmt.Errorf("key %q: %w", key, outcome.ErrNotFound))
 	}
 	return nil

@@ -13,8 +13,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/faultbench/faultbench/internal/launcher/galera"
-	"github.com/faultbench/faultbench/internal/launcher/postgresha"
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 )
@@ -24,6 +22,11 @@ func props(kv ...string) *properties.Properties {
 	for i := 0; i+1 < len(kv); i += 2 {
 		p.Set(kv[i], kv[i+1])
 	}
+	return p
+}
+
+func declared(p *properties.Properties, keys ...string) *properties.Properties {
+	p.Declare(keys...)
 	return p
 }
 
@@ -38,8 +41,8 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{name: "postgres ok", d: Postgres, p: props("postgres.hosts", "127.0.0.1:5432,127.0.0.1:5433", "threads", "8"), pool: 12},
 		{name: "galera ok", d: Galera, p: props("galera.hosts", "127.0.0.1:3306", "galera.poolsize", "3"), pool: 3},
-		{name: "launcher option accepted", d: Galera, p: props("galera.hosts", "127.0.0.1:3306", galera.OptTiming, "fast"), pool: 16},
-		{name: "postgres launcher option accepted", d: Postgres, p: props("postgres.hosts", "h:1", postgresha.OptTiming, "pgaf"), pool: 16},
+		{name: "declared launcher option accepted", d: Galera, p: declared(props("galera.hosts", "127.0.0.1:3306", "galera.timing", "fast"), "galera.timing"), pool: 16},
+		{name: "undeclared launcher option", d: Postgres, p: props("postgres.hosts", "h:1", "postgres.timing", "pgaf"), want: "launcher options go to"},
 		{name: "no hosts", d: Postgres, p: props(), want: "postgres.hosts is not set"},
 		{name: "bad host", d: Galera, p: props("galera.hosts", "localhost"), want: "galera.hosts"},
 		{name: "bad port", d: Galera, p: props("galera.hosts", "h:70000"), want: "port must be"},
@@ -50,7 +53,7 @@ func TestConfigValidation(t *testing.T) {
 		{name: "bad fieldprefix", d: Postgres, p: props("postgres.hosts", "h:1", "fieldnameprefix", "f-"), want: "fieldnameprefix"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := parseConfig(tc.d, tc.p, map[Dialect][]string{Postgres: postgresha.OptionNames(), Galera: galera.OptionNames()}[tc.d])
+			cfg, err := parseConfig(tc.d, tc.p)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)

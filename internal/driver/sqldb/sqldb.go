@@ -50,7 +50,8 @@ type Driver struct {
 	mu     sync.Mutex
 	stmts  map[string]*sql.Stmt
 	tables map[string]bool
-	cols   map[string]bool // table + "." + column known to exist
+	cols   map[string]bool     // table + "." + column known to exist
+	extra  map[string][]string // table -> columns beyond FIELD0..n-1, sorted
 
 	alterMu sync.Mutex // one ALTER TABLE at a time from this driver
 }
@@ -81,7 +82,7 @@ func open(ctx context.Context, d Dialect, p *properties.Properties) (*Driver, er
 	}
 	db.SetMaxOpenConns(cfg.poolSize)
 	db.SetMaxIdleConns(cfg.poolSize)
-	drv := &Driver{d: d, db: db, cfg: cfg, stmts: map[string]*sql.Stmt{}, tables: map[string]bool{}, cols: map[string]bool{}}
+	drv := &Driver{d: d, db: db, cfg: cfg, stmts: map[string]*sql.Stmt{}, tables: map[string]bool{}, cols: map[string]bool{}, extra: map[string][]string{}}
 	for i := range cfg.fieldCount {
 		drv.fields = append(drv.fields, cfg.fieldPrefix+strconv.Itoa(i))
 	}
@@ -141,13 +142,58 @@ func (drv *Driver) ensureTable(ctx context.Context, table string) error {
 			return drv.fail("create table", true, err)
 		}
 	}
+	existing, err := drv.existingColumns(ctx, table)
+	if err != nil {
+		return err
+	}
 	drv.mu.Lock()
 	drv.tables[table] = true
 	for _, f := range drv.fields {
 		drv.cols[table+"."+f] = true
 	}
+	for _, f := range existing {
+		if !drv.cols[table+"."+f] && !strings.EqualFold(f, keyColumn) {
+			drv.cols[table+"."+f] = true
+			drv.extra[table] = append(drv.extra[table], f)
+		}
+	}
+	sort.Strings(drv.extra[table])
 	drv.mu.Unlock()
 	return nil
+}
+
+// existingColumns lists table's columns, lower-case.
+func (drv *Driver) existingColumns(ctx context.Context, table string) ([]string, error) {
+	schema := "current_schema()"
+	if drv.d == Galera {
+		schema = "DATABASE()"
+	}
+	rows, err := drv.db.QueryContext(ctx, "SELECT column_name FROM information_schema.columns WHERE table_schema = "+
+		schema+" AND table_name = "+drv.d.placeholder(1), table)
+	if err != nil {
+		return nil, drv.fail("columns", false, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, drv.fail("columns", false, err)
+		}
+		out = append(out, strings.ToLower(c))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, drv.fail("columns", false, err)
+	}
+	return out, nil
+}
+
+// allColumns returns every field column of table: FIELD0..n-1, then the
+// columns added later, sorted.
+func (drv *Driver) allColumns(table string) []string {
+	drv.mu.Lock()
+	defer drv.mu.Unlock()
+	return append(append([]string(nil), drv.fields...), drv.extra[table]...)
 }
 
 // ensureColumns adds the columns of fields that table lacks (as binary
@@ -185,6 +231,8 @@ func (drv *Driver) addColumn(ctx context.Context, table, f string) error {
 	}
 	drv.mu.Lock()
 	drv.cols[table+"."+f] = true
+	drv.extra[table] = append(drv.extra[table], f)
+	sort.Strings(drv.extra[table])
 	drv.mu.Unlock()
 	return nil
 }
@@ -213,11 +261,14 @@ func scanRecord(rows *sql.Rows, cols []string) (key string, rec map[string][]byt
 }
 
 // selectList is the column list of a read: the key and the fields, or
-// every column (*) when fields is nil, so that fields added after the
-// table was created (the lost-writes tag) are read too.
-func selectList(fields []string) string {
+// every field column of the table (those added after the table was
+// created, e.g. the lost-writes tag, included) when fields is nil. The
+// list is explicit, never *: PostgreSQL refuses to run a statement
+// prepared with * after a column was added ("cached plan must not change
+// result type"); a new column gives a new statement instead.
+func (drv *Driver) selectList(table string, fields []string) string {
 	if len(fields) == 0 {
-		return "*"
+		fields = drv.allColumns(table)
 	}
 	return keyColumn + ", " + strings.Join(fields, ", ")
 }
@@ -280,7 +331,7 @@ func (drv *Driver) Read(ctx context.Context, table, key string, fields []string)
 	if err := drv.ensureColumns(ctx, table, fields); err != nil {
 		return nil, err
 	}
-	q := "SELECT " + selectList(fields) + " FROM " + table + " WHERE " + keyColumn + " = " + drv.d.placeholder(1)
+	q := "SELECT " + drv.selectList(table, fields) + " FROM " + table + " WHERE " + keyColumn + " = " + drv.d.placeholder(1)
 	s, err := drv.stmt(ctx, table, q)
 	if err != nil {
 		return nil, err
@@ -315,7 +366,7 @@ func (drv *Driver) Scan(ctx context.Context, table, startKey string, count int, 
 	if err := drv.ensureColumns(ctx, table, fields); err != nil {
 		return nil, err
 	}
-	q := "SELECT " + selectList(fields) + " FROM " + table + " WHERE " + keyColumn + " >= " +
+	q := "SELECT " + drv.selectList(table, fields) + " FROM " + table + " WHERE " + keyColumn + " >= " +
 		drv.d.placeholder(1) + " ORDER BY " + keyColumn + " LIMIT " + drv.d.placeholder(2)
 	s, err := drv.stmt(ctx, table, q)
 	if err != nil {

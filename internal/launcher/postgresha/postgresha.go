@@ -146,9 +146,9 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 	}
 	monitorURI := monitorURI(plans[0].addr())
 	for i, p := range plans[1:] {
-		nudge := context.Background()
-		var stop context.CancelFunc = func() {}
+		stop := func() {}
 		if i > 0 { // a standby's pg_basebackup waits for a checkpoint on the primary
+			var nudge context.Context
 			nudge, stop = context.WithCancel(ctx)
 			go nudgeCheckpoints(nudge, plans[1].addr())
 		}

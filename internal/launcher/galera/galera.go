@@ -360,7 +360,10 @@ func markSafeToBootstrap(path string) error {
 
 // StartNode starts node name again with its data and ports. It rejoins the
 // running nodes (IST or SST); when no other node runs it bootstraps a new
-// cluster from its own data.
+// cluster from its own data. When other nodes run but none of them is in a
+// primary component (the cluster lost quorum: a majority died), it first
+// restores one: pc.bootstrap=YES on the running node that committed most
+// (wsrep_last_committed), which the node being started then joins.
 func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, name string) error {
 	if c.Kind != Kind {
 		return fmt.Errorf("cluster %s is of kind %q, not %q", c.Name, c.Kind, Kind)
@@ -382,7 +385,53 @@ func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cl
 			others = true
 		}
 	}
+	if others {
+		if err := restoreQuorum(ctx, c, name); err != nil {
+			return fmt.Errorf("starting %s: %w", name, err)
+		}
+	}
 	return startNode(ctx, env, c, cfg, n, !others)
+}
+
+// restoreQuorum makes the most advanced running node (but skip) a primary
+// component of its own when no running node is in one.
+func restoreQuorum(ctx context.Context, c *launcher.Cluster, skip string) error {
+	best, bestSeq := "", int64(-1)
+	for i := range c.Nodes {
+		o := &c.Nodes[i]
+		if o.Name == skip || !launcher.RunsNode(o) {
+			continue
+		}
+		st, err := nodeStatus(ctx, socketOf(o))
+		if err != nil {
+			continue
+		}
+		if st.status == "Primary" {
+			return nil
+		}
+		if st.lastCommitted > bestSeq {
+			best, bestSeq = o.Name, st.lastCommitted
+		}
+	}
+	if best == "" {
+		return nil // nobody answers: the node bootstraps or joins as it can
+	}
+	o, _ := c.Node(best)
+	if err := execRoot(ctx, socketOf(o), "SET GLOBAL wsrep_provider_options='pc.bootstrap=YES'"); err != nil {
+		return fmt.Errorf("restoring a primary component on %s (pc.bootstrap): %w", best, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		if st, err := nodeStatus(wctx, socketOf(o)); err == nil && st.synced() {
+			return nil
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("%s not Synced in a primary component after pc.bootstrap: %w", best, wctx.Err())
+		case <-time.After(pollInterval):
+		}
+	}
 }
 
 // Refresh marks dead nodes down and sets roles: the first Synced node in

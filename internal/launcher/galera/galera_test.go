@@ -133,6 +133,42 @@ func TestKillAndRejoin(t *testing.T) {
 	}
 }
 
+// TestQuorumLossRestore kills a majority (n2, n3): n1 drops out of the
+// primary component; starting n2 first restores one (pc.bootstrap on n1).
+func TestQuorumLossRestore(t *testing.T) {
+	needGalera(t)
+	l := Launcher{}
+	env, c := upCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	n1, _ := c.Node("n1")
+	for _, name := range []string{"n2", "n3"} {
+		n, _ := c.Node(name)
+		if err := launcher.Kill(ctx, n.PID); err != nil {
+			t.Fatal(err)
+		}
+		n.PID, n.Down = 0, true
+	}
+	for {
+		st, err := nodeStatus(ctx, socketOf(n1))
+		if err == nil && st.status != "Primary" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("n1 stayed in a primary component after a majority died: %+v %v", st, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, name := range []string{"n2", "n3"} {
+		if err := l.StartNode(ctx, env, c, name); err != nil {
+			t.Fatalf("StartNode %s after the loss of quorum: %v", name, err)
+		}
+	}
+	if err := l.WaitHealthy(ctx, c); err != nil {
+		t.Fatalf("WaitHealthy: %v", err)
+	}
+}
+
 func TestOptionsValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name string

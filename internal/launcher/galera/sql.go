@@ -17,6 +17,8 @@ type status struct {
 	status string // wsrep_cluster_status: Primary or non-Primary
 	size   int    // wsrep_cluster_size
 	uuid   string // wsrep_gcomm_uuid
+
+	lastCommitted int64 // wsrep_last_committed
 }
 
 func (s status) synced() bool { return s.ready && s.state == "Synced" && s.status == "Primary" }
@@ -47,7 +49,7 @@ func nodeStatus(ctx context.Context, socket string) (status, error) {
 	defer db.Close()
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	rows, err := db.QueryContext(qctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready','wsrep_local_state_comment','wsrep_cluster_status','wsrep_cluster_size','wsrep_gcomm_uuid')")
+	rows, err := db.QueryContext(qctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready','wsrep_local_state_comment','wsrep_cluster_status','wsrep_cluster_size','wsrep_gcomm_uuid','wsrep_last_committed')")
 	if err != nil {
 		return st, err
 	}
@@ -68,9 +70,24 @@ func nodeStatus(ctx context.Context, socket string) (status, error) {
 			st.size, _ = strconv.Atoi(v)
 		case "wsrep_gcomm_uuid":
 			st.uuid = v
+		case "wsrep_last_committed":
+			st.lastCommitted, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
 	return st, rows.Err()
+}
+
+// execRoot runs one statement as root on the node at socket.
+func execRoot(ctx context.Context, socket, q string) error {
+	db, err := open(socket)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	qctx, cancel := context.WithTimeout(ctx, 10*queryTimeout)
+	defer cancel()
+	_, err = db.ExecContext(qctx, q)
+	return err
 }
 
 // createUser creates the passwordless faultbench account and database on

@@ -431,6 +431,23 @@ func nudgeCheckpoints(ctx context.Context, primary string) {
 	}
 }
 
+// nudgePrimary asks the primary the monitor names for a CHECKPOINT.
+func nudgePrimary(ctx context.Context, c *launcher.Cluster) {
+	mon, err := c.Node(MonitorName)
+	if err != nil || mon.Addr == "" {
+		return
+	}
+	states, err := monitorStates(ctx, mon.Addr)
+	if err != nil {
+		return
+	}
+	for _, st := range states {
+		if st.role() == launcher.RolePrimary {
+			_ = execSQL(ctx, st.addr, Database, "CHECKPOINT")
+		}
+	}
+}
+
 // StartNode starts node name again: the monitor or an nK-keeper by
 // spawning its pg_autoctl (same data and port); nK by waiting for its
 // keeper to restart postgres (starting the keeper first if it is dead).
@@ -459,7 +476,7 @@ func (l Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.
 			return waitQuery(ctx, n.Addr, "pg_auto_failover")
 		}
 		if pg, err := c.Node(strings.TrimSuffix(name, KeeperSuffix)); err == nil {
-			if pid, err := waitPostmaster(ctx, cfg, filepath.Join(pg.DataDir, "pgdata")); err == nil {
+			if pid, err := waitPostmaster(ctx, c, cfg, filepath.Join(pg.DataDir, "pgdata")); err == nil {
 				pg.PID, pg.Down = pid, false
 			}
 		}
@@ -479,7 +496,7 @@ func (l Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.
 			return err
 		}
 	}
-	pid, err := waitPostmaster(ctx, cfg, pgdata)
+	pid, err := waitPostmaster(ctx, c, cfg, pgdata)
 	if err != nil {
 		return fmt.Errorf("%s: %w (see %s)", name, err, n.LogFile)
 	}
@@ -487,11 +504,18 @@ func (l Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.
 	return nil
 }
 
-// waitPostmaster waits until a postmaster serves pgdata.
-func waitPostmaster(ctx context.Context, cfg config, pgdata string) (int, error) {
+// waitPostmaster waits until a postmaster serves pgdata. A node that
+// rejoins may need pg_basebackup, which waits for a checkpoint on the
+// primary: the wait asks the primary for one every 3 s.
+func waitPostmaster(ctx context.Context, c *launcher.Cluster, cfg config, pgdata string) (int, error) {
+	lastNudge := time.Now()
 	for {
 		if pid := findPostmaster(cfg, pgdata); pid > 0 {
 			return pid, nil
+		}
+		if time.Since(lastNudge) > 3*time.Second {
+			lastNudge = time.Now()
+			nudgePrimary(ctx, c)
 		}
 		select {
 		case <-ctx.Done():

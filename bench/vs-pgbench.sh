@@ -35,7 +35,7 @@ done
 [ -n "$port" ] || { echo "no free port" >&2; exit 1; }
 mkdir "$work/data" && chown postgres:postgres "$work/data"
 as_pg "$PGBIN/initdb" -D "$work/data" -A trust -U postgres >"$work/initdb.log" 2>&1
-as_pg "$PGBIN/pg_ctl" -D "$work/data" -l "$work/pg.log" -w \
+as_pg "$PGBIN/pg_ctl" -D "$work/data" -l "$work/data/server.log" -w \
   -o "-p $port -c listen_addresses=127.0.0.1 -k $work/data -c max_connections=200 -c shared_buffers=128MB" start >/dev/null
 export PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres
 "$PGBIN/psql" -q -d postgres -c "CREATE DATABASE faultbench" -c "CREATE DATABASE pgbench"

@@ -85,7 +85,7 @@ func runAs(ctx context.Context, cfg config, env []string, logFile string, argv .
 	cmd.Stderr = cmd.Stdout
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if os.Geteuid() == 0 {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: cfg.uid, Gid: cfg.gid, NoSetGroups: true}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: cfg.uid, Gid: cfg.gid} // supplementary groups cleared
 	}
 	// kill the whole process group (pg_autoctl starts postgres) when ctx ends
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

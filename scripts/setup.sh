@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # setup.sh — install what faultbench's targets and tools need, idempotently.
 #
-#   scripts/setup.sh                      everything: redis, staticcheck, chromium
+#   scripts/setup.sh                      everything: redis, postgres, galera, staticcheck, chromium
 #   scripts/setup.sh --only redis         redis-server and redis-cli (Debian's redis-server, redis-tools)
+#   scripts/setup.sh --only postgres      PostgreSQL 15 and pg_auto_failover 2.0 (postgresql-15,
+#                                         postgresql-15-auto-failover, pg-auto-failover-cli)
+#   scripts/setup.sh --only galera        MariaDB 10.11 with Galera 4 (mariadb-server, galera-4, rsync)
 #   scripts/setup.sh --only staticcheck   staticcheck into $(go env GOPATH)/bin
 #   scripts/setup.sh --only chromium      Debian's chromium (the report test opens report.html in it)
 #
@@ -10,6 +13,9 @@
 # as root or through sudo, and prints nothing when all went well. A system
 # redis service that the package starts (config /etc/redis/redis.conf,
 # port 6379) is stopped: faultbench starts its own redis-server processes.
+# Likewise Debian's PostgreSQL clusters and MariaDB service are stopped and
+# set not to start at boot: faultbench runs its own postgres, pg_autoctl and
+# mariadbd processes on free ports.
 set -euo pipefail
 
 STATICCHECK_VERSION=v0.8.2
@@ -28,7 +34,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 # as_root runs a command as root: directly, or through sudo.
@@ -54,7 +60,8 @@ apt_install() {
 			die "apt-get update failed"
 		apt_updated=1
 	fi
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >>"$log" 2>&1 ||
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		-o DPkg::Lock::Timeout=300 "$@" >>"$log" 2>&1 ||
 		die "apt-get install $* failed"
 }
 
@@ -103,6 +110,87 @@ setup_redis() {
 	stop_system_redis
 }
 
+PG_MAJOR=15 # pg_auto_failover 2.0 as Debian 12 packages it, for PostgreSQL 15
+PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
+
+# stop_system_postgres stops the clusters Debian's postgresql-common made
+# (pg_lsclusters; e.g. 15/main on port 5432) and sets them to start
+# manually; postgres processes that faultbench or anyone else started from
+# their own data directories are not touched.
+stop_system_postgres() {
+	command -v pg_lsclusters >/dev/null 2>&1 || return 0
+	local ver name port status rest
+	while read -r ver name port status rest; do
+		[[ "$ver" =~ ^[0-9]+$ ]] || continue
+		if [ "$status" = online ]; then
+			as_root pg_ctlcluster "$ver" "$name" stop >>"$log" 2>&1 ||
+				die "could not stop the system PostgreSQL cluster $ver/$name on port $port"
+		fi
+		if [ -f "/etc/postgresql/$ver/$name/start.conf" ] &&
+			[ "$(grep -v '^#' "/etc/postgresql/$ver/$name/start.conf" | tr -d '[:space:]')" = auto ]; then
+			printf '# set by faultbench scripts/setup.sh: faultbench runs its own postgres processes\nmanual\n' |
+				as_root tee "/etc/postgresql/$ver/$name/start.conf" >/dev/null
+		fi
+	done < <(pg_lsclusters --no-header 2>/dev/null)
+	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+		as_root systemctl disable --now postgresql >>"$log" 2>&1 || true
+	fi
+}
+
+setup_postgres() {
+	local want=()
+	[ -x "$PG_BIN/postgres" ] && [ -x "$PG_BIN/pg_ctl" ] || want+=("postgresql-$PG_MAJOR")
+	[ -f "/usr/lib/postgresql/$PG_MAJOR/lib/pgautofailover.so" ] || want+=("postgresql-$PG_MAJOR-auto-failover")
+	command -v pg_autoctl >/dev/null 2>&1 || want+=(pg-auto-failover-cli)
+	if [ ${#want[@]} -gt 0 ]; then
+		apt_install "${want[@]}"
+	fi
+	[ -x "$PG_BIN/postgres" ] || die "$PG_BIN/postgres missing after installing postgresql-$PG_MAJOR"
+	command -v pg_autoctl >/dev/null 2>&1 || die "pg_autoctl still not on PATH after installing pg-auto-failover-cli"
+	id postgres >/dev/null 2>&1 || die "no 'postgres' user after installing postgresql-$PG_MAJOR: faultbench runs postgres as that user"
+	stop_system_postgres
+}
+
+# stop_system_mariadb stops the MariaDB service the package starts (pid file
+# /run/mysqld/mysqld.pid, port 3306) and disables it; mariadbd processes
+# with other pid files are left alone.
+stop_system_mariadb() {
+	local pid i
+	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+		as_root systemctl disable --now mariadb >>"$log" 2>&1 || true
+	elif command -v update-rc.d >/dev/null 2>&1 && [ -e /etc/init.d/mariadb ]; then
+		as_root update-rc.d mariadb disable >>"$log" 2>&1 || true
+	fi
+	pid=$(cat /run/mysqld/mysqld.pid 2>/dev/null || true)
+	[[ "$pid" =~ ^[0-9]+$ ]] || return 0
+	kill -0 "$pid" 2>/dev/null || return 0
+	if command -v service >/dev/null 2>&1; then
+		as_root service mariadb stop >>"$log" 2>&1 || true
+	fi
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		if [ "$i" -eq 50 ]; then
+			as_root kill "$pid" >>"$log" 2>&1 || true
+		fi
+		sleep 0.1
+	done
+	die "could not stop the system mariadbd (pid $pid, /run/mysqld/mysqld.pid)"
+}
+
+setup_galera() {
+	local want=()
+	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || want+=(mariadb-server)
+	[ -f /usr/lib/galera/libgalera_smm.so ] || want+=(galera-4)
+	command -v rsync >/dev/null 2>&1 || want+=(rsync) # SST by wsrep_sst_rsync, offline
+	if [ ${#want[@]} -gt 0 ]; then
+		apt_install "${want[@]}"
+	fi
+	[ -x /usr/sbin/mariadbd ] || die "/usr/sbin/mariadbd missing after installing mariadb-server"
+	[ -f /usr/lib/galera/libgalera_smm.so ] || die "/usr/lib/galera/libgalera_smm.so missing after installing galera-4"
+	id mysql >/dev/null 2>&1 || die "no 'mysql' user after installing mariadb-server: faultbench runs mariadbd as that user"
+	stop_system_mariadb
+}
+
 setup_staticcheck() {
 	command -v go >/dev/null 2>&1 || die "go not found on PATH: install Go first"
 	local gopath
@@ -125,7 +213,7 @@ only=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--only)
-		[ $# -ge 2 ] || die "--only needs one of: redis, staticcheck, chromium"
+		[ $# -ge 2 ] || die "--only needs one of: redis, postgres, galera, staticcheck, chromium"
 		only=$2
 		shift 2
 		;;
@@ -146,11 +234,15 @@ done
 case "$only" in
 "")
 	setup_redis
+	setup_postgres
+	setup_galera
 	setup_staticcheck
 	setup_chromium
 	;;
 redis) setup_redis ;;
+postgres) setup_postgres ;;
+galera) setup_galera ;;
 staticcheck) setup_staticcheck ;;
 chromium) setup_chromium ;;
-*) die "--only $only: want redis, staticcheck or chromium" ;;
+*) die "--only $only: want redis, postgres, galera, staticcheck or chromium" ;;
 esac

@@ -19,9 +19,12 @@ import (
 	"github.com/faultbench/faultbench/internal/driver"
 	etcddriver "github.com/faultbench/faultbench/internal/driver/etcd"
 	redisdriver "github.com/faultbench/faultbench/internal/driver/redis"
+	"github.com/faultbench/faultbench/internal/driver/sqldb"
 	txkvdriver "github.com/faultbench/faultbench/internal/driver/txkv"
 	"github.com/faultbench/faultbench/internal/launcher"
 	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
+	"github.com/faultbench/faultbench/internal/launcher/galera"
+	"github.com/faultbench/faultbench/internal/launcher/postgresha"
 	redislauncher "github.com/faultbench/faultbench/internal/launcher/redis"
 	txkvlauncher "github.com/faultbench/faultbench/internal/launcher/txkv"
 	"github.com/faultbench/faultbench/internal/properties"
@@ -191,6 +194,53 @@ func Entries() []*Target {
 				Describe:       mastersWithReplicas,
 				// the primary n1, its replicas n2..
 				NodeNames: func(_, r int) []string { return numbered(1 + r) },
+			},
+		},
+		{
+			Kind:            postgresha.Kind,
+			Help:            "PostgreSQL 15 with pg_auto_failover 2.0 (Debian's packages): a monitor, a primary and standbys with automatic failover",
+			Docs:            "docs/targets-postgres-ha.md",
+			NewDriver:       sqldb.NewPostgres,
+			Launcher:        postgresha.Launcher{},
+			LauncherOptions: postgresha.OptionNames(),
+			EndpointKey:     postgresha.PropHosts,
+			PropertyPrefix:  "postgres.",
+			Connect:         postgresha.Connect,
+			DefaultVictim:   "primary",
+			Size: Sizing{
+				Nodes: 3, NodesAre: "data nodes",
+				// the primary keeps serving while any one data node is left
+				// (pg_auto_failover drops synchronous replication then)
+				FaultTolerance: func(n, _ int) int { return n - 1 },
+				ForK: func(k, nodes int) (int, int, error) {
+					if nodes != 0 {
+						return 0, 0, errors.New("field target.nodes: the Under Pressure Benchmark runs K+1 postgres-ha data nodes for each K; remove it")
+					}
+					return k + 1, 0, nil
+				},
+				Describe: func(n, _ int) string { return "a monitor and " + plural(n, "data node") + " (1 primary)" },
+			},
+		},
+		{
+			Kind:            galera.Kind,
+			Help:            "MariaDB 10.11 Galera 4 (Debian's packages): synchronous multi-primary, every node takes writes",
+			Docs:            "docs/targets-galera.md",
+			NewDriver:       sqldb.NewGalera,
+			Launcher:        galera.Launcher{},
+			LauncherOptions: galera.OptionNames(),
+			EndpointKey:     "galera.hosts",
+			PropertyPrefix:  "galera.",
+			DefaultVictim:   "primary",
+			Size: Sizing{
+				Nodes: 3, NodesAre: "nodes",
+				// a primary component needs a majority of the nodes
+				FaultTolerance: func(n, _ int) int { return (n - 1) / 2 },
+				ForK: func(k, nodes int) (int, int, error) {
+					if nodes != 0 {
+						return 0, 0, errors.New("field target.nodes: the Under Pressure Benchmark runs 2K+1 Galera nodes for each K; remove it")
+					}
+					return 2*k + 1, 0, nil
+				},
 			},
 		},
 		{

@@ -1,0 +1,557 @@
+// Package galera launches MariaDB 10.11 Galera clusters (Debian's
+// mariadb-server and galera-4): Spec.Nodes mariadbd processes that form one
+// synchronous multi-primary cluster. The first node bootstraps the cluster
+// (--wsrep-new-cluster), the others join it and receive a state snapshot
+// (SST, by rsync by default, which needs no network beyond the nodes);
+// a node started again after a crash catches up by incremental state
+// transfer (IST) from the others' write-set cache, or by SST.
+//
+// Every mariadbd is started through launcher.Env.Spawn as `setpriv
+// --reuid=mysql ... -- mariadbd --defaults-file=DIR/nK/my.cnf`: it runs as
+// the mysql user (setpriv keeps the parent-death signal that a change of
+// user would clear, so a node of a non-detached cluster dies with
+// faultbench). Node K's files live in DIR/nK: my.cnf (written by
+// faultbench), data, mysqld.sock and node.log (mariadbd's error log).
+//
+// Each node listens on four ports: clients (Node.Addr), Galera group
+// communication (Node.PeerAddr), IST and SST. Galera's failure detection
+// (the evs timeouts) is tuned for a benchmark by default (galera.timing).
+//
+// Roles: every node takes writes; the launcher calls the first Synced
+// node in node order "primary" (it is the node the driver's connections
+// prefer) and the other Synced nodes "replica".
+package galera
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/launcher"
+)
+
+// Kind is the target kind.
+const Kind = "galera"
+
+// Database is the database clients use, User the MariaDB account (no
+// password, any host) the launcher creates for them and for itself.
+const (
+	Database = "faultbench"
+	User     = "faultbench"
+)
+
+const (
+	defaultUpTimeout      = 4 * time.Minute
+	defaultHealthyTimeout = 2 * time.Minute
+	nodeStartTimeout      = 2 * time.Minute
+	stopGrace             = 15 * time.Second
+	queryTimeout          = 3 * time.Second
+	pollInterval          = 200 * time.Millisecond
+)
+
+// Launcher starts Galera clusters of Spec.Nodes nodes (default 3);
+// Spec.Replicas must be 0. The zero value is ready to use.
+type Launcher struct{}
+
+var _ launcher.Launcher = Launcher{}
+
+// Kind implements launcher.Launcher.
+func (Launcher) Kind() string { return Kind }
+
+type nodePlan struct {
+	name                     string
+	host                     string
+	port, gport, ist, sstPrt int
+	dir                      string
+}
+
+func (p nodePlan) addr() string     { return net.JoinHostPort(p.host, strconv.Itoa(p.port)) }
+func (p nodePlan) peerAddr() string { return net.JoinHostPort(p.host, strconv.Itoa(p.gport)) }
+func (p nodePlan) dataDir() string  { return filepath.Join(p.dir, "data") }
+func (p nodePlan) cnf() string      { return filepath.Join(p.dir, "my.cnf") }
+func (p nodePlan) socket() string   { return filepath.Join(p.dir, "mysqld.sock") }
+
+// Up bootstraps node 1, then starts the others one by one (each waits for
+// its state transfer), and returns once every node is Synced in one
+// primary component. On error whatever was started is stopped.
+func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec) (*launcher.Cluster, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, fmt.Errorf("galera: %w", err)
+	}
+	if spec.Replicas != 0 {
+		return nil, fmt.Errorf("galera: every node is a full copy that takes writes; --nodes counts them and replicas must be 0, got %d", spec.Replicas)
+	}
+	if spec.Nodes > 16 {
+		return nil, fmt.Errorf("galera: at most 16 nodes on one machine, got %d", spec.Nodes)
+	}
+	cfg, err := parseOptions(spec.Options)
+	if err != nil {
+		return nil, fmt.Errorf("galera: %w", err)
+	}
+	if err := cfg.resolve(); err != nil {
+		return nil, fmt.Errorf("galera: %w", err)
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("galera: faultbench must run as root to start galera (mariadbd runs as the mysql user)")
+	}
+	ctx, cancel := withDefaultTimeout(ctx, defaultUpTimeout)
+	defer cancel()
+	dir, temp, err := clusterDir(spec)
+	if err != nil {
+		return nil, fmt.Errorf("galera: %w", err)
+	}
+	plans, err := planNodes(env, dir, spec.Nodes)
+	if err != nil {
+		if temp {
+			_ = os.RemoveAll(dir)
+		}
+		return nil, fmt.Errorf("galera: %w", err)
+	}
+	name := spec.Name
+	if name == "" {
+		name = Kind
+	}
+	c := &launcher.Cluster{Kind: Kind, Name: name, Dir: dir, Options: cfg.options(), Detached: spec.Detached,
+		OwnerPID: os.Getpid(), KeepData: spec.KeepData, TempDir: temp, CreatedAt: time.Now().UTC()}
+	for _, p := range plans {
+		c.Nodes = append(c.Nodes, launcher.Node{Name: p.name, Addr: p.addr(), PeerAddr: p.peerAddr(),
+			DataDir: p.dir, LogFile: filepath.Join(p.dir, "node.log"),
+			Argv: []string{cfg.binary, "--defaults-file=" + p.cnf()}, Down: true})
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			stopAll(c)
+		}
+	}()
+	for _, p := range plans {
+		if err := writeNode(cfg, p, plans); err != nil {
+			return c, fmt.Errorf("galera: %s: %w", p.name, err)
+		}
+	}
+	if err := installDB(ctx, cfg, plans[0]); err != nil {
+		return c, fmt.Errorf("galera: n1: %w", err)
+	}
+	if err := startNode(ctx, env, c, cfg, &c.Nodes[0], true); err != nil {
+		return c, fmt.Errorf("galera: %w", err)
+	}
+	if err := createUser(ctx, plans[0].socket()); err != nil {
+		return c, fmt.Errorf("galera: n1: creating the %s user: %w", User, err)
+	}
+	for i := 1; i < len(plans); i++ {
+		if err := startNode(ctx, env, c, cfg, &c.Nodes[i], false); err != nil {
+			return c, fmt.Errorf("galera: %w", err)
+		}
+	}
+	if err := l.WaitHealthy(ctx, c); err != nil {
+		return c, err
+	}
+	if err := l.Refresh(ctx, c); err != nil {
+		return c, err
+	}
+	ok = true
+	return c, nil
+}
+
+func clusterDir(spec launcher.Spec) (string, bool, error) {
+	if spec.Dir == "" {
+		d, err := os.MkdirTemp("", "faultbench-galera-*")
+		if err != nil {
+			return "", false, fmt.Errorf("creating a temp dir: %w", err)
+		}
+		return d, true, os.Chmod(d, 0o755)
+	}
+	dir, err := filepath.Abs(spec.Dir)
+	if err != nil {
+		return "", false, fmt.Errorf("cluster dir %s: %w", spec.Dir, err)
+	}
+	for i := 1; i <= spec.Nodes; i++ {
+		data := filepath.Join(dir, "n"+strconv.Itoa(i), "data")
+		if entries, err := os.ReadDir(data); err == nil && len(entries) > 0 {
+			return "", false, fmt.Errorf("%s already holds node data (a cluster left behind?): stop it with `faultbench cluster down`, remove the directory or choose another", data)
+		}
+	}
+	return dir, false, os.MkdirAll(dir, 0o755)
+}
+
+// planNodes assigns four distinct ports on env.Addrs.Host(i) to node i.
+func planNodes(env *launcher.Env, dir string, n int) ([]nodePlan, error) {
+	used := map[string]bool{}
+	port := func(host string) (int, error) {
+		for range 20 {
+			p, err := env.Addrs.Port(host)
+			if err != nil {
+				return 0, err
+			}
+			k := net.JoinHostPort(host, strconv.Itoa(p))
+			if !used[k] {
+				used[k] = true
+				return p, nil
+			}
+		}
+		return 0, fmt.Errorf("no distinct free port on %s after 20 tries", host)
+	}
+	plans := make([]nodePlan, n)
+	for i := range plans {
+		p := &plans[i]
+		p.name, p.host = "n"+strconv.Itoa(i+1), env.Addrs.Host(i)
+		p.dir = filepath.Join(dir, p.name)
+		for _, dst := range []*int{&p.port, &p.gport, &p.ist, &p.sstPrt} {
+			v, err := port(p.host)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", p.name, err)
+			}
+			*dst = v
+		}
+	}
+	return plans, nil
+}
+
+// writeNode creates node p's directories (owned by the mysql user) and its
+// my.cnf; no other option file is read.
+func writeNode(cfg config, p nodePlan, all []nodePlan) error {
+	if err := os.MkdirAll(p.dataDir(), 0o750); err != nil {
+		return err
+	}
+	var peers []string
+	for _, q := range all {
+		peers = append(peers, q.peerAddr())
+	}
+	provider := append([]string{
+		"gmcast.listen_addr=tcp://" + p.peerAddr(),
+		"ist.recv_addr=" + net.JoinHostPort(p.host, strconv.Itoa(p.ist)),
+		"gcache.size=128M",
+		"pc.wait_prim_timeout=PT30S",
+	}, cfg.timing.providerOptions()...)
+	lines := []string{
+		"# written by faultbench (galera launcher); mariadbd reads only this file",
+		"[mariadbd]",
+		"datadir=" + p.dataDir(),
+		"socket=" + p.socket(),
+		"pid-file=" + filepath.Join(p.dir, "mysqld.pid"),
+		"port=" + strconv.Itoa(p.port),
+		"bind-address=" + p.host,
+		"skip-name-resolve",
+		"log-error=" + filepath.Join(p.dir, "node.log"),
+		"innodb_buffer_pool_size=128M",
+		"innodb_log_file_size=64M",
+		"innodb_flush_log_at_trx_commit=" + strconv.Itoa(cfg.flushAtCommit),
+		// no io_uring/libaio: their rings count against the mysql user's
+		// locked-memory limit, which many nodes on one machine exhaust
+		"innodb_use_native_aio=0",
+		"max_connections=500",
+		"binlog_format=ROW",
+		"default_storage_engine=InnoDB",
+		"innodb_autoinc_lock_mode=2",
+		"wsrep_on=ON",
+		"wsrep_provider=" + cfg.provider,
+		"wsrep_cluster_name=faultbench",
+		"wsrep_cluster_address=gcomm://" + strings.Join(peers, ","),
+		"wsrep_node_name=" + p.name,
+		"wsrep_node_address=" + p.peerAddr(),
+		"wsrep_node_incoming_address=" + p.addr(),
+		"wsrep_sst_method=" + cfg.sst,
+		"wsrep_sst_receive_address=" + net.JoinHostPort(p.host, strconv.Itoa(p.sstPrt)),
+		"wsrep_slave_threads=2",
+		`wsrep_provider_options="` + strings.Join(provider, ";") + `"`,
+		"",
+	}
+	if err := os.WriteFile(p.cnf(), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		return err
+	}
+	// mariadbd (as mysql) appends its error log to the file Spawn (as root)
+	// sends stdout and stderr to: create it here so that mysql owns it
+	lf, err := os.OpenFile(filepath.Join(p.dir, "node.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	lf.Close()
+	return filepath.Walk(p.dir, func(path string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, int(cfg.uid), int(cfg.gid))
+	})
+}
+
+// installDB creates the system tables of the bootstrap node.
+func installDB(ctx context.Context, cfg config, p nodePlan) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "mariadb-install-db", "--no-defaults", "--datadir="+p.dataDir(),
+		"--user="+cfg.osUser, "--skip-test-db", "--auth-root-authentication-method=socket", "--innodb-use-native-aio=0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		// the server's own complaints, not the script's boilerplate
+		var msgs []string
+		for line := range strings.SplitSeq(string(out), "\n") {
+			if strings.Contains(line, "ERROR") || strings.Contains(line, "Error") {
+				msgs = append(msgs, strings.TrimSpace(line))
+			}
+		}
+		if len(msgs) > 3 {
+			msgs = msgs[:3]
+		}
+		if len(msgs) == 0 {
+			msgs = []string{strings.TrimSpace(string(out))}
+		}
+		return fmt.Errorf("mariadb-install-db: %w: %s", err, strings.Join(msgs, " | "))
+	}
+	return nil
+}
+
+// spawnArgv wraps a node's Argv in setpriv (run as the mysql user; keep the
+// parent-death signal unless the cluster is detached).
+func spawnArgv(cfg config, detached bool, argv []string) []string {
+	a := []string{"setpriv", "--reuid=" + strconv.Itoa(int(cfg.uid)), "--regid=" + strconv.Itoa(int(cfg.gid)), "--clear-groups"}
+	if !detached {
+		a = append(a, "--pdeathsig=SIGKILL")
+	}
+	a = append(a, "--")
+	return append(a, argv...)
+}
+
+// startNode spawns n (bootstrapping a new cluster when bootstrap) and waits
+// until it is Synced.
+func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, cfg config, n *launcher.Node, bootstrap bool) error {
+	argv := append([]string(nil), n.Argv...)
+	if bootstrap {
+		argv = append(argv, "--wsrep-new-cluster")
+		if err := markSafeToBootstrap(filepath.Join(n.DataDir, "data", "grastate.dat")); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+	}
+	pid, err := env.Spawn(spawnArgv(cfg, c.Detached, argv), n.LogFile, c.Detached)
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", n.Name, err)
+	}
+	n.PID, n.Down = pid, false
+	wctx, cancel := context.WithTimeout(ctx, nodeStartTimeout)
+	defer cancel()
+	for {
+		st, err := nodeStatus(wctx, socketOf(n))
+		if err == nil && st.synced() {
+			return nil
+		}
+		if !launcher.Alive(pid) {
+			n.PID, n.Down = 0, true
+			return fmt.Errorf("%s (pid %d) exited while starting; see %s: %s", n.Name, pid, n.LogFile, logTail(n.LogFile, 3))
+		}
+		select {
+		case <-wctx.Done():
+			_ = launcher.Kill(context.WithoutCancel(ctx), pid)
+			n.PID, n.Down = 0, true
+			return fmt.Errorf("%s not Synced within %s (last: %v %s); see %s", n.Name, nodeStartTimeout, err, st.state, n.LogFile)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// markSafeToBootstrap sets safe_to_bootstrap: 1 in grastate.dat (if it
+// exists): Galera refuses to bootstrap from a node that did not stop last.
+func markSafeToBootstrap(path string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s := strings.Replace(string(b), "safe_to_bootstrap: 0", "safe_to_bootstrap: 1", 1)
+	return os.WriteFile(path, []byte(s), 0o660)
+}
+
+// StartNode starts node name again with its data and ports. It rejoins the
+// running nodes (IST or SST); when no other node runs it bootstraps a new
+// cluster from its own data. When other nodes run but none of them is in a
+// primary component (the cluster lost quorum: a majority died), it first
+// restores one: pc.bootstrap=YES on the running node that committed most
+// (wsrep_last_committed), which the node being started then joins.
+func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, name string) error {
+	if c.Kind != Kind {
+		return fmt.Errorf("cluster %s is of kind %q, not %q", c.Name, c.Kind, Kind)
+	}
+	cfg, err := fromCluster(c.Options)
+	if err != nil {
+		return err
+	}
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if launcher.RunsNode(n) {
+		return fmt.Errorf("node %s is already running (pid %d)", name, n.PID)
+	}
+	others := false
+	for _, o := range c.Nodes {
+		if o.Name != name && launcher.RunsNode(&o) {
+			others = true
+		}
+	}
+	if others {
+		if err := restoreQuorum(ctx, c, name); err != nil {
+			return fmt.Errorf("starting %s: %w", name, err)
+		}
+	}
+	return startNode(ctx, env, c, cfg, n, !others)
+}
+
+// restoreQuorum makes the most advanced running node (but skip) a primary
+// component of its own when no running node is in one.
+func restoreQuorum(ctx context.Context, c *launcher.Cluster, skip string) error {
+	best, bestSeq := "", int64(-1)
+	for i := range c.Nodes {
+		o := &c.Nodes[i]
+		if o.Name == skip || !launcher.RunsNode(o) {
+			continue
+		}
+		st, err := nodeStatus(ctx, socketOf(o))
+		if err != nil {
+			continue
+		}
+		if st.status == "Primary" {
+			return nil
+		}
+		if st.lastCommitted > bestSeq {
+			best, bestSeq = o.Name, st.lastCommitted
+		}
+	}
+	if best == "" {
+		return nil // nobody answers: the node bootstraps or joins as it can
+	}
+	o, _ := c.Node(best)
+	if err := execRoot(ctx, socketOf(o), "SET GLOBAL wsrep_provider_options='pc.bootstrap=YES'"); err != nil {
+		return fmt.Errorf("restoring a primary component on %s (pc.bootstrap): %w", best, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		if st, err := nodeStatus(wctx, socketOf(o)); err == nil && st.synced() {
+			return nil
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("%s not Synced in a primary component after pc.bootstrap: %w", best, wctx.Err())
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// Refresh marks dead nodes down and sets roles: the first Synced node in
+// node order is primary, the other Synced nodes replica, nodes that run
+// but are not Synced (joining, donating, in a non-primary component) have
+// no role and are down. It fails only when no running node answered.
+func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
+	answered, running := 0, 0
+	var lastErr error
+	primary := false
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if !launcher.RunsNode(n) {
+			n.PID, n.Down, n.Role = 0, true, launcher.RoleUnknown
+			continue
+		}
+		running++
+		st, err := nodeStatus(ctx, socketOf(n))
+		if err != nil {
+			lastErr = fmt.Errorf("%s: %w", n.Name, err)
+			n.Down, n.Role = true, launcher.RoleUnknown
+			continue
+		}
+		answered++
+		n.ID = st.uuid
+		if !st.synced() {
+			n.Down, n.Role = true, launcher.RoleUnknown
+			continue
+		}
+		n.Down = false
+		n.Role = launcher.RoleReplica
+		if !primary {
+			n.Role, primary = launcher.RolePrimary, true
+		}
+	}
+	if running > 0 && answered == 0 {
+		return fmt.Errorf("galera %s: no running node answered (last error: %v)", c.Name, lastErr)
+	}
+	return nil
+}
+
+// WaitHealthy waits until every up node is Synced, in a primary component
+// whose size is the number of up nodes.
+func (Launcher) WaitHealthy(ctx context.Context, c *launcher.Cluster) error {
+	ctx, cancel := withDefaultTimeout(ctx, defaultHealthyTimeout)
+	defer cancel()
+	var last string
+	for {
+		var up, bad []string
+		size := 0
+		for _, n := range c.Nodes {
+			if n.Down || n.PID <= 0 {
+				continue
+			}
+			up = append(up, n.Name)
+			st, err := nodeStatus(ctx, socketOf(&n))
+			switch {
+			case err != nil:
+				bad = append(bad, n.Name+": "+err.Error())
+			case !st.synced():
+				bad = append(bad, fmt.Sprintf("%s: %s/%s", n.Name, st.status, st.state))
+			default:
+				size = st.size
+			}
+		}
+		switch {
+		case len(up) == 0:
+			last = "no node is up"
+		case len(bad) > 0:
+			last = strings.Join(bad, "; ")
+		case size != len(up):
+			last = fmt.Sprintf("cluster size %d, %d nodes up", size, len(up))
+		default:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("galera %s not healthy: %s: %w", c.Name, last, ctx.Err())
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// socketOf is node n's unix socket.
+func socketOf(n *launcher.Node) string { return filepath.Join(n.DataDir, "mysqld.sock") }
+
+func stopAll(c *launcher.Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_ = launcher.Down(ctx, c, stopGrace)
+}
+
+func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// logTail returns the last n lines of file, joined.
+func logTail(file string, n int) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}

@@ -35,6 +35,7 @@ type Summary struct {
 	Totals      Totals           `json:"totals"`
 	Analysis    *analyze.Report  `json:"availability,omitempty"`
 	LostWrites  *check.Result    `json:"lost_writes,omitempty"`
+	TPCC        *TPCC            `json:"tpcc,omitempty"` // workload=tpcc: tpmC, tpm, aborts per type
 	Errors      []string         `json:"errors,omitempty"`
 	Checks      map[string]bool  `json:"checks_passed,omitempty"`
 	Calibration *CalibrationInfo `json:"calibration,omitempty"`

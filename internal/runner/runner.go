@@ -189,7 +189,6 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			id:       i,
 			cfg:      &cfg,
 			r:        r,
-			thread:   r.Workload.NewThread(i, cfg.Seed),
 			rec:      r.Collector.Recorder(i),
 			reads:    readTracker(r.Tracker),
 			quota:    quota,
@@ -197,6 +196,11 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			interval: interval,
 			// stagger the workers' schedules evenly over one interval
 			next: start.Add(time.Duration(int64(interval) * int64(i) / int64(cfg.Threads))),
+		}
+		if prog := r.Workload.Program(); prog != nil {
+			w.term = prog.NewTerminal(i, cfg.Seed)
+		} else {
+			w.thread = r.Workload.NewThread(i, cfg.Seed)
 		}
 		wg.Add(1)
 		go func() {
@@ -242,6 +246,8 @@ type worker struct {
 	cfg       *Config
 	r         *Runner
 	thread    *workload.Thread
+	term      workload.Terminal // program workloads (TPC-C) instead of thread; see program.go
+	termOp    int               // the operation index term picked
 	rec       *measure.Recorder
 	reads     ReadTracker // nil unless the tracker judges reads
 	quota     int64       // operations left; -1 = unbounded
@@ -288,7 +294,11 @@ func (w *worker) loop(ctx context.Context) {
 			w.timeUp = true
 			return
 		}
-		if w.cfg.Phase == Load {
+		if w.term != nil {
+			if !w.nextProgramOp(ctx) {
+				return
+			}
+		} else if w.cfg.Phase == Load {
 			if !w.thread.NextLoad(&w.op) {
 				w.exhausted = true
 				return
@@ -324,11 +334,15 @@ func (w *worker) loop(ctx context.Context) {
 		if late {
 			w.behind++
 		}
+		opIndex := int(w.op.Kind)
+		if w.term != nil {
+			opIndex = w.termOp
+		}
 		w.rec.Record(measure.Sample{
-			Op: int(w.op.Kind), Class: outcome.ClassOf(err),
+			Op: opIndex, Class: outcome.ClassOf(err),
 			Intended: intended, Started: started, Ended: ended, Behind: late, Woke: waited,
 		})
-		if w.cfg.Phase == Run {
+		if w.cfg.Phase == Run && w.term == nil {
 			w.thread.Done(&w.op, err == nil)
 		}
 		w.done++
@@ -360,6 +374,9 @@ func (w *worker) execute(parent context.Context, started time.Time) error {
 	}
 	ctx, cancel := context.WithDeadline(parent, opDeadline)
 	defer cancel()
+	if w.term != nil {
+		return w.executeProgram(ctx)
+	}
 	op := &w.op
 	d := w.r.Driver
 	table := w.r.Workload.Table()

@@ -47,7 +47,9 @@ type Program interface {
 // tpccProgram adapts *tpcc.Workload to Program.
 type tpccProgram struct{ *tpcc.Workload }
 
-func (p tpccProgram) NewTerminal(id int, seed int64) Terminal { return p.Workload.NewTerminal(id, seed) }
+func (p tpccProgram) NewTerminal(id int, seed int64) Terminal {
+	return p.Workload.NewTerminal(id, seed)
+}
 
 // newProgram builds the workload selected by workload=tpcc.
 func newProgram(p *properties.Properties) (*Workload, error) {

@@ -103,7 +103,7 @@ func (w *Workload) writeUnit(ctx context.Context, tx Txn, u loadUnit) error {
 		r.setInt("W_ID", u.w)
 		address(rg, r, "W_")
 		r.setInt("W_TAX", uniform(rg, 0, 2000)) // 1/10000
-		r.setInt("W_YTD", 30000000)            // 300,000.00
+		r.setInt("W_YTD", 30000000)             // 300,000.00
 		if err := ins(TWarehouse, warehouseKey(u.w), r); err != nil {
 			return err
 		}

@@ -93,7 +93,7 @@ func (r row) int(f string) (int64, error) {
 	return n, nil
 }
 
-func (r row) set(f string, v string)  { r[f] = []byte(v) }
+func (r row) set(f string, v string)   { r[f] = []byte(v) }
 func (r row) setInt(f string, n int64) { r[f] = []byte(strconv.FormatInt(n, 10)) }
 
 // ints reads several integer fields; the first error wins.

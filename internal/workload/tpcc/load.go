@@ -246,6 +246,8 @@ func (w *Workload) writeUnit(ctx context.Context, tx Txn, u loadUnit) error {
 			for ol := int64(1); ol <= olCnt; ol++ {
 				l := row{}
 				l.setInt("OL_O_ID", o)
+				l.setInt("OL_D_ID", u.d)
+				l.setInt("OL_W_ID", u.w)
 				l.setInt("OL_NUMBER", ol)
 				l.setInt("OL_I_ID", uniform(rg, 1, c.Items))
 				l.setInt("OL_SUPPLY_W_ID", u.w)
@@ -265,6 +267,8 @@ func (w *Workload) writeUnit(ctx context.Context, tx Txn, u loadUnit) error {
 			if o >= undelivered {
 				no := row{}
 				no.setInt("NO_O_ID", o)
+				no.setInt("NO_D_ID", u.d)
+				no.setInt("NO_W_ID", u.w)
 				if err := ins(TNewOrder, orderKey(u.w, u.d, o), no); err != nil {
 					return err
 				}

@@ -75,6 +75,21 @@ func stockKey(w, i int64) string              { return bucket(w, i/100) + "/" + 
 
 const metaKey = "user50/tpcc"
 
+// Keys of the rows the consistency check reads (internal/check).
+
+// WarehouseKey is warehouse w's key in TWarehouse.
+func WarehouseKey(w int64) string { return warehouseKey(w) }
+
+// DistrictKey is district (w, d)'s key in TDistrict and TDeliveryCursor.
+func DistrictKey(w, d int64) string { return districtKey(w, d) }
+
+// OrderKey is order (w, d, o)'s key in TOrder and TNewOrder; order o = 0
+// sorts before every order of the district.
+func OrderKey(w, d, o int64) string { return orderKey(w, d, o) }
+
+// OrderLineKey is order line (w, d, o, ol)'s key in TOrderLine.
+func OrderLineKey(w, d, o, ol int64) string { return orderLineKey(w, d, o, ol) }
+
 // row is a record: field name → value. Numbers are decimal text; money is
 // in cents so that sums are exact.
 type row map[string][]byte

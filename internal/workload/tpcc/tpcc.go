@@ -151,7 +151,7 @@ type Workload struct {
 	next  atomic.Int64 // next load unit
 
 	metaMu sync.Mutex
-	meta   *meta // the loaded database's parameters, read once by the first transaction
+	meta   *Meta // the loaded database's parameters, read once by the first transaction
 
 	rolledBack atomic.Int64
 	retries    [OpLoad]atomic.Int64
@@ -188,15 +188,15 @@ func (w *Workload) Retries() map[string]int64 {
 	return out
 }
 
-// meta is the row TMeta holds.
-type meta struct {
+// Meta is the load's parameters (the row TMeta holds).
+type Meta struct {
 	warehouses      int64
 	items, customer int64
 	c               Constants
 }
 
 // loadMeta reads the database's parameters once.
-func (w *Workload) loadMeta(ctx context.Context, begin Begin) (*meta, error) {
+func (w *Workload) loadMeta(ctx context.Context, begin Begin) (*Meta, error) {
 	w.metaMu.Lock()
 	defer w.metaMu.Unlock()
 	if w.meta != nil {
@@ -223,10 +223,10 @@ func (w *Workload) loadMeta(ctx context.Context, begin Begin) (*meta, error) {
 // ErrNotLoaded says the database holds no TPC-C population.
 var ErrNotLoaded = errors.New("tpcc: no TPC-C database found (run `faultbench load` with the tpcc workload first)")
 
-// ReadMeta reads the load's parameters.
+// ReadMeta reads the load's parameters from a transaction or driver.
 func ReadMeta(ctx context.Context, tx interface {
 	Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error)
-}) (*meta, error) {
+}) (*Meta, error) {
 	r, err := tx.Read(ctx, TMeta, metaKey, nil)
 	if err != nil {
 		if isNotFound(err) {
@@ -238,11 +238,11 @@ func ReadMeta(ctx context.Context, tx interface {
 	if err != nil {
 		return nil, fmt.Errorf("tpcc: the load's parameters: %w", err)
 	}
-	return &meta{warehouses: v[0], items: v[1], customer: v[2], c: Constants{LoadLast: v[3], LoadCID: v[4], LoadItem: v[5]}}, nil
+	return &Meta{warehouses: v[0], items: v[1], customer: v[2], c: Constants{LoadLast: v[3], LoadCID: v[4], LoadItem: v[5]}}, nil
 }
 
 // Warehouses returns the number of warehouses a loaded database holds.
-func (m *meta) Warehouses() int64 { return m.warehouses }
+func (m *Meta) Warehouses() int64 { return m.warehouses }
 
 // Terminal is one worker: a home warehouse and district (terminal id
 // modulo the warehouses and districts), its own random stream, the
@@ -355,7 +355,7 @@ func (t *Terminal) Execute(ctx context.Context, begin Begin) error {
 }
 
 // once runs the picked transaction once.
-func (t *Terminal) once(ctx context.Context, begin Begin, m *meta) error {
+func (t *Terminal) once(ctx context.Context, begin Begin, m *Meta) error {
 	tx, err := begin(ctx)
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ func isNotFound(err error) bool { return errors.Is(err, outcome.ErrNotFound) }
 type txCtx struct {
 	ctx context.Context
 	tx  Txn
-	m   *meta
+	m   *Meta
 	t   *Terminal
 }
 
@@ -50,12 +50,12 @@ func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
 // otherWarehouse returns a warehouse other than w (w itself with one
 // warehouse).
-func (x *txCtx) otherWarehouse(w int64) int64 {
-	W := int64(x.t.w.cfg.Warehouses)
+func (t *Terminal) otherWarehouse(w int64) int64 {
+	W := int64(t.w.cfg.Warehouses)
 	if W == 1 {
 		return w
 	}
-	o := uniform(x.t.r, 1, W-1)
+	o := uniform(t.r, 1, W-1)
 	if o >= w {
 		o++
 	}
@@ -63,18 +63,18 @@ func (x *txCtx) otherWarehouse(w int64) int64 {
 }
 
 // customerID returns NURand(1023, 1, customers) with the run's C.
-func (x *txCtx) customerID() int64 {
-	return nurand(x.t.r, aCID, x.m.c.RunCID, 1, x.t.w.cfg.Customers)
+func (t *Terminal) customerID(m *Meta) int64 {
+	return nurand(t.r, aCID, m.c.RunCID, 1, t.w.cfg.Customers)
 }
 
 // randomLastName returns the last name of NURand(255, 0, 999) with the
 // run's C (clause 2.5.1.2), limited to the names a scaled-down database has.
-func (x *txCtx) randomLastName() string {
+func (t *Terminal) randomLastName(m *Meta) string {
 	hi := int64(999)
-	if x.t.w.cfg.Customers < 1000 {
-		hi = x.t.w.cfg.Customers - 1
+	if t.w.cfg.Customers < 1000 {
+		hi = t.w.cfg.Customers - 1
 	}
-	return LastName(nurand(x.t.r, aLast, x.m.c.RunLast, 0, hi))
+	return LastName(nurand(t.r, aLast, m.c.RunLast, 0, hi))
 }
 
 // customerByName finds the customer with last name last in (w, d): the one
@@ -89,28 +89,52 @@ func (x *txCtx) customerByName(w, d int64, last string) (int64, error) {
 	return strconv.ParseInt(ids[(len(ids)+1)/2-1], 10, 64)
 }
 
-// newOrder is clause 2.4.2.
-func (x *txCtx) newOrder() error {
-	t, cfg := x.t, x.t.w.cfg
-	w := t.wID
-	d := uniform(t.r, 1, DistrictsPerWarehouse)
-	c := x.customerID()
+// orderLine is one line of a New-Order's input.
+type orderLine struct{ item, supply, qty int64 }
+
+// newOrderInput is a New-Order's input (clause 2.4.1).
+type newOrderInput struct {
+	w, d, c  int64
+	lines    []orderLine
+	allLocal bool
+	rollback bool // the last line names an unused item
+}
+
+// newOrderInput draws a New-Order's input: district uniform, customer
+// NURand(1023), 5..15 lines with items NURand(8191), 1 % of them supplied
+// by a remote warehouse, and in 1 % of New-Orders an unused item as the
+// last line.
+func (t *Terminal) newOrderInput(m *Meta) newOrderInput {
+	cfg := t.w.cfg
+	in := newOrderInput{w: t.wID, d: uniform(t.r, 1, DistrictsPerWarehouse), allLocal: true}
+	in.c = nurand(t.r, aCID, m.c.RunCID, 1, cfg.Customers)
 	olCnt := uniform(t.r, 5, 15)
-	rbk := uniform(t.r, 1, 100)
-	type line struct{ item, supply, qty int64 }
-	lines := make([]line, olCnt)
-	allLocal := int64(1)
-	for i := range lines {
-		l := line{item: nurand(t.r, aItem, x.m.c.RunItem, 1, cfg.Items), supply: w, qty: uniform(t.r, 1, 10)}
-		if i == len(lines)-1 && rbk == 1 {
+	in.rollback = uniform(t.r, 1, 100) == 1
+	in.lines = make([]orderLine, olCnt)
+	for i := range in.lines {
+		l := orderLine{item: nurand(t.r, aItem, m.c.RunItem, 1, cfg.Items), supply: in.w, qty: uniform(t.r, 1, 10)}
+		if i == len(in.lines)-1 && in.rollback {
 			l.item = cfg.Items + 1 // unused
 		}
 		if cfg.Warehouses > 1 && uniform(t.r, 1, 100) == 1 {
-			l.supply = x.otherWarehouse(w)
-			allLocal = 0
+			l.supply = t.otherWarehouse(in.w)
+			in.allLocal = false
 		}
-		lines[i] = l
+		in.lines[i] = l
 	}
+	return in
+}
+
+// newOrder is clause 2.4.2.
+func (x *txCtx) newOrder() error {
+	in := x.t.newOrderInput(x.m)
+	w, d, c := in.w, in.d, in.c
+	lines := in.lines
+	allLocal := int64(1)
+	if !in.allLocal {
+		allLocal = 0
+	}
+	olCnt := int64(len(lines))
 	if _, err := x.read(TWarehouse, warehouseKey(w)); err != nil { // W_TAX
 		return err
 	}
@@ -144,6 +168,8 @@ func (x *txCtx) newOrder() error {
 	}
 	no := row{}
 	no.setInt("NO_O_ID", o)
+	no.setInt("NO_D_ID", d)
+	no.setInt("NO_W_ID", w)
 	if err := x.insert(TNewOrder, orderKey(w, d, o), no); err != nil {
 		return err
 	}
@@ -191,6 +217,8 @@ func (x *txCtx) newOrder() error {
 		}
 		ol := row{}
 		ol.setInt("OL_O_ID", o)
+		ol.setInt("OL_D_ID", d)
+		ol.setInt("OL_W_ID", w)
 		ol.setInt("OL_NUMBER", int64(i+1))
 		ol.setInt("OL_I_ID", l.item)
 		ol.setInt("OL_SUPPLY_W_ID", l.supply)
@@ -205,25 +233,42 @@ func (x *txCtx) newOrder() error {
 	return nil
 }
 
+// paymentInput is a Payment's input (clause 2.5.1).
+type paymentInput struct {
+	w, d, cw, cd int64
+	byName       bool
+	c            int64  // by id
+	last         string // by name
+	amount       int64  // cents
+}
+
+// paymentInput draws a Payment's input: 85 % of customers from the home
+// warehouse and district, 15 % from a remote warehouse; 60 % selected by
+// last name, 40 % by id; amount 1.00 .. 5,000.00.
+func (t *Terminal) paymentInput(m *Meta) paymentInput {
+	in := paymentInput{w: t.wID, d: uniform(t.r, 1, DistrictsPerWarehouse)}
+	in.cw, in.cd = in.w, in.d
+	if t.w.cfg.Warehouses > 1 && uniform(t.r, 1, 100) > 85 {
+		in.cw = t.otherWarehouse(in.w)
+		in.cd = uniform(t.r, 1, DistrictsPerWarehouse)
+	}
+	in.byName = uniform(t.r, 1, 100) <= 60
+	in.amount = uniform(t.r, 100, 500000)
+	if in.byName {
+		in.last = t.randomLastName(m)
+	} else {
+		in.c = t.customerID(m)
+	}
+	return in
+}
+
 // payment is clause 2.5.2.
 func (x *txCtx) payment() error {
 	t := x.t
-	w := t.wID
-	d := uniform(t.r, 1, DistrictsPerWarehouse)
-	cw, cd := w, d
-	if t.w.cfg.Warehouses > 1 && uniform(t.r, 1, 100) > 85 {
-		cw = x.otherWarehouse(w)
-		cd = uniform(t.r, 1, DistrictsPerWarehouse)
-	}
-	byName := uniform(t.r, 1, 100) <= 60
-	amount := uniform(t.r, 100, 500000)
-	var c int64
-	var last string
-	if byName {
-		last = x.randomLastName()
-	} else {
-		c = x.customerID()
-	}
+	in := t.paymentInput(x.m)
+	w, d, cw, cd, amount, c := in.w, in.d, in.cw, in.cd, in.amount, in.c
+	byName, last := in.byName, in.last
+	var err error
 	wr, err := x.read(TWarehouse, warehouseKey(w))
 	if err != nil {
 		return err
@@ -300,11 +345,11 @@ func (x *txCtx) orderStatus() error {
 	var c int64
 	var err error
 	if uniform(t.r, 1, 100) <= 60 {
-		if c, err = x.customerByName(w, d, x.randomLastName()); err != nil {
+		if c, err = x.customerByName(w, d, t.randomLastName(x.m)); err != nil {
 			return err
 		}
 	} else {
-		c = x.customerID()
+		c = t.customerID(x.m)
 	}
 	if _, err := x.read(TCustomer, customerKey(w, d, c)); err != nil {
 		return err

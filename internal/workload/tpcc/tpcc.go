@@ -351,6 +351,13 @@ func (t *Terminal) Execute(ctx context.Context, begin Begin) error {
 		if uerr := t.src.UnmarshalBinary(state); uerr != nil {
 			return uerr
 		}
+		// back off a little: the conflicting commit may not be visible to
+		// the next snapshot yet
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * 5 * time.Millisecond):
+		}
 	}
 }
 

@@ -20,6 +20,9 @@ const (
 	SelectRandom    = "random"   // any one up node
 	SelectAll       = "all"      // every node of the cluster, up or not
 	SelectAnyPrefix = "any:"     // any:N — N distinct up nodes
+	// SelectGroupPrefix: group:G — every node named G-something (txkv's
+	// node groups: group:n2 is n2-s1, n2-s2, ...), up or not.
+	SelectGroupPrefix = "group:"
 )
 
 // roleOf maps a role keyword to the launcher's role ("" for other text).
@@ -62,6 +65,7 @@ const (
 	selRandom
 	selAny
 	selAll
+	selGroup
 )
 
 type selector struct {
@@ -89,6 +93,12 @@ func parseSelector(s string) (selector, error) {
 			return sel, fmt.Errorf("node selector %q: any:N needs a whole number N >= 1", s)
 		}
 		sel.kind, sel.n = selAny, n
+	case strings.HasPrefix(s, SelectGroupPrefix):
+		g := strings.TrimPrefix(s, SelectGroupPrefix)
+		if !validName(g) {
+			return sel, fmt.Errorf("node selector %q: group:G needs a group name such as n2", s)
+		}
+		sel.kind, sel.role = selGroup, g
 	case validName(s):
 		sel.kind = selName
 	default:
@@ -97,7 +107,7 @@ func parseSelector(s string) (selector, error) {
 	return sel, nil
 }
 
-const selectorHelp = "a node name (n1), leader, primary, replica, follower, random, any:N, all, or a name bound earlier with as"
+const selectorHelp = "a node name (n1), leader, primary, replica, follower, random, any:N, all, group:G, or a name bound earlier with as"
 
 // isKeyword reports whether s is a selector keyword (and so cannot be bound).
 func isKeyword(s string) bool {
@@ -193,6 +203,18 @@ func (r *Resolver) Resolve(c *launcher.Cluster, selector string) ([]string, erro
 		return []string{selector}, nil
 	case selAll:
 		out := c.NodeNames()
+		sortNames(out)
+		return out, nil
+	case selGroup:
+		var out []string
+		for _, name := range c.NodeNames() {
+			if strings.HasPrefix(name, sel.role+"-") {
+				out = append(out, name)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("node selector %q: no node is named %s-... (nodes: %s)", selector, sel.role, strings.Join(c.NodeNames(), ", "))
+		}
 		sortNames(out)
 		return out, nil
 	case selRole:

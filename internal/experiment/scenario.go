@@ -128,6 +128,9 @@ func WriteScenarioSummary(w io.Writer, sum *rundir.Summary, ro *Outcome, basis r
 	if ro != nil && ro.Totals != nil {
 		report.WriteYCSB(w, ro.Totals, basis)
 	}
+	if sum.TPCC != nil {
+		fmt.Fprintf(w, "[TPC-C], tpmC, %.1f\n[TPC-C], tpm (all five), %.1f\n", sum.TPCC.TpmC, sum.TPCC.Tpm)
+	}
 	if sum.Analysis != nil {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, analyze.ResultsTable([]string{sum.Scenario}, []*analyze.Report{sum.Analysis}))
@@ -165,6 +168,13 @@ func WriteScenarioSummary(w io.Writer, sum *rundir.Summary, ro *Outcome, basis r
 				}
 			}
 		}
+	}
+	if ok, ran := sum.Checks["tpcc-consistency"]; ran {
+		verdict := "PASS"
+		if !ok {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "\ntpcc-consistency check: %s\n", verdict)
 	}
 	for _, e := range sum.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)

@@ -298,6 +298,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	r.outcome = ro
 	r.sum.EndReason = ro.Result.Reason
 	r.sum.Totals = rundir.TotalsOf(ro.Totals)
+	r.sum.TPCC = ro.TPCC
 	if r.schedErr != nil {
 		r.sum.Errors = append(r.sum.Errors, "schedule: "+r.schedErr.Error())
 		r.sum.Failed = true
@@ -365,6 +366,9 @@ func (r *scenarioRun) restoreAndCheck(ctx context.Context) error {
 			r.sum.Checks["stale-reads"] = res.ReadsOK()
 		}
 	}
+	if contains(r.sc.Checks, "tpcc-consistency") && ctx.Err() == nil {
+		r.checkTPCC(ctx)
+	}
 	return nil
 }
 
@@ -381,6 +385,9 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 	params.OfferedOps = r.rate
 	if hl, err := measure.ReadHistLogs(r.run.Dir); err == nil {
 		params.Hists = hl // exact span percentiles
+	}
+	if a.LatencyOp != "" {
+		params.LatencyOp = a.LatencyOp
 	}
 	rep, err := analyze.Analyze(r.outcome.Windows, r.run.Events.Events(), params)
 	if err != nil {

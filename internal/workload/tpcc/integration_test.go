@@ -58,14 +58,23 @@ type env struct {
 	begin tpcc.Begin
 }
 
-func startTxkv(t *testing.T, ctx context.Context) *env {
+func startTxkv(t *testing.T, ctx context.Context, opts ...string) *env {
 	t.Helper()
+	o := map[string]string{"txkv.heartbeat": "200ms"}
+	nodes := 2
+	for i := 0; i+1 < len(opts); i += 2 {
+		if opts[i] == "nodes" {
+			fmt.Sscan(opts[i+1], &nodes)
+			continue
+		}
+		o[opts[i]] = opts[i+1]
+	}
 	t.Setenv("TMPDIR", t.TempDir())
 	le, err := launcher.NewEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := txkvl.Launcher{}.Up(ctx, le, launcher.Spec{Nodes: 2, Options: map[string]string{"txkv.heartbeat": "200ms"}})
+	c, err := txkvl.Launcher{}.Up(ctx, le, launcher.Spec{Nodes: nodes, Options: o})
 	if err != nil {
 		t.Fatal(err)
 	}

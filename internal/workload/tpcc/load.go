@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"time"
 )
 
 // chunk is the number of rows of one kind a load transaction writes.
@@ -57,8 +58,30 @@ func firstUndelivered(customers int64) int64 { return customers - customers*3/10
 // loadTime is the O_ENTRY_D / H_DATE / C_SINCE of the population.
 const loadTime = "2026-01-01T00:00:00Z"
 
-// runUnit writes one load transaction.
+// loadAttempts bounds how often a load transaction is tried.
+const loadAttempts = 8
+
+// runUnit writes one load transaction. Its content is a function of the
+// seed, so a failed or unknown attempt is simply written again (the same
+// rows with the same values), a little later, within ctx's deadline.
 func (w *Workload) runUnit(ctx context.Context, begin Begin, u loadUnit) error {
+	var err error
+	for attempt := 0; attempt < loadAttempts; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+			}
+		}
+		if err = w.unitOnce(ctx, begin, u); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func (w *Workload) unitOnce(ctx context.Context, begin Begin, u loadUnit) error {
 	tx, err := begin(ctx)
 	if err != nil {
 		return err

@@ -8,11 +8,10 @@
 // writes, deletes; no scans), so the spec's range accesses go through
 // index records (see docs/tpcc.md).
 //
-// It is the transactional workload of the CumuloNimbo failure evaluation
-// (Ahmad, Brondino, Jiménez-Peris, Patiño-Martínez et al., "Fault
-// tolerance of a NewSQL database: CumuloNimbo under component failures",
-// docs/papers.md): tpmC and New-Order latency before, during and after a
-// region server fails.
+// It is the workload of the CumuloNimbo failure evaluation (Azqueta-Alzúaz,
+// Patiño-Martínez, Vianello, Jiménez-Peris, "Fault-tolerance Evaluation of
+// a New SQL Database", EDCC 2018; docs/papers.md): tpmC and New-Order
+// latency before, during and after a region server fails.
 //
 // Everything is deterministic from the seed: the population, the NURand C
 // constants, each terminal's choices.

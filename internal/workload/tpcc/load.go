@@ -2,6 +2,7 @@ package tpcc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -9,8 +10,12 @@ import (
 	"time"
 )
 
-// chunk is the number of rows of one kind a load transaction writes.
-const chunk = 500
+// chunk is the number of rows of one kind a load transaction writes;
+// orders come orderChunk at a time (with their 5-15 lines each).
+const (
+	chunk      = 500
+	orderChunk = 100
+)
 
 type unitKind uint8
 
@@ -34,8 +39,12 @@ type loadUnit struct {
 func plan(c Config) []loadUnit {
 	us := []loadUnit{{kind: uMeta}}
 	span := func(kind unitKind, w, d, n int64) {
-		for f := int64(1); f <= n; f += chunk {
-			us = append(us, loadUnit{kind: kind, w: w, d: d, from: f, to: min(f+chunk-1, n)})
+		size := int64(chunk)
+		if kind == uOrders {
+			size = orderChunk
+		}
+		for f := int64(1); f <= n; f += size {
+			us = append(us, loadUnit{kind: kind, w: w, d: d, from: f, to: min(f+size-1, n)})
 		}
 	}
 	span(uItems, 0, 0, c.Items)
@@ -61,10 +70,23 @@ const loadTime = "2026-01-01T00:00:00Z"
 // loadAttempts bounds how often a load transaction is tried.
 const loadAttempts = 8
 
+// unitTimeout bounds one attempt of a load transaction. The load ignores
+// the runner's per-operation deadline (a few thousand rows on a loaded
+// machine can take longer), not its cancellation.
+const unitTimeout = 2 * time.Minute
+
 // runUnit writes one load transaction. Its content is a function of the
 // seed, so a failed or unknown attempt is simply written again (the same
-// rows with the same values), a little later, within ctx's deadline.
-func (w *Workload) runUnit(ctx context.Context, begin Begin, u loadUnit) error {
+// rows with the same values), a little later.
+func (w *Workload) runUnit(parent context.Context, begin Begin, u loadUnit) error {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	defer cancel()
+	stop := context.AfterFunc(parent, func() {
+		if errors.Is(parent.Err(), context.Canceled) {
+			cancel() // the run stops; a passed deadline does not stop the load
+		}
+	})
+	defer stop()
 	var err error
 	for attempt := 0; attempt < loadAttempts; attempt++ {
 		if attempt > 0 {
@@ -74,7 +96,10 @@ func (w *Workload) runUnit(ctx context.Context, begin Begin, u loadUnit) error {
 			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
 			}
 		}
-		if err = w.unitOnce(ctx, begin, u); err == nil || ctx.Err() != nil {
+		actx, acancel := context.WithTimeout(ctx, unitTimeout)
+		err = w.unitOnce(actx, begin, u)
+		acancel()
+		if err == nil || ctx.Err() != nil {
 			return err
 		}
 	}

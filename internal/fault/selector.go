@@ -66,6 +66,7 @@ const (
 	selAny
 	selAll
 	selGroup
+	selList // a,b: the union of several selectors
 )
 
 type selector struct {
@@ -81,6 +82,13 @@ func parseSelector(s string) (selector, error) {
 	switch {
 	case s == "":
 		return sel, fmt.Errorf("empty node selector (want %s)", selectorHelp)
+	case strings.Contains(s, ","):
+		for _, part := range strings.Split(s, ",") {
+			if _, err := parseSelector(part); err != nil {
+				return sel, fmt.Errorf("node selector %q: %w", s, err)
+			}
+		}
+		sel.kind = selList
 	case roleOf(s) != "":
 		sel.kind, sel.role = selRole, roleOf(s)
 	case s == SelectRandom:
@@ -107,7 +115,7 @@ func parseSelector(s string) (selector, error) {
 	return sel, nil
 }
 
-const selectorHelp = "a node name (n1), leader, primary, replica, follower, random, any:N, all, group:G, or a name bound earlier with as"
+const selectorHelp = "a node name (n1), leader, primary, replica, follower, random, any:N, all, group:G, a name bound earlier with as, or several of these joined by commas"
 
 // isKeyword reports whether s is a selector keyword (and so cannot be bound).
 func isKeyword(s string) bool {
@@ -183,6 +191,24 @@ func (r *Resolver) Resolve(c *launcher.Cluster, selector string) ([]string, erro
 	sel, err := parseSelector(selector)
 	if err != nil {
 		return nil, err
+	}
+	if sel.kind == selList {
+		seen := map[string]bool{}
+		var out []string
+		for _, part := range strings.Split(selector, ",") {
+			names, err := r.Resolve(c, part)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range names {
+				if !seen[n] {
+					seen[n] = true
+					out = append(out, n)
+				}
+			}
+		}
+		sortNames(out)
+		return out, nil
 	}
 	var upNodes []string
 	for _, n := range c.Nodes {

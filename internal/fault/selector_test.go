@@ -204,6 +204,10 @@ func TestResolveGroup(t *testing.T) {
 		{sel: "group:n2", want: []string{"n2-s1", "n2-s2"}},
 		{sel: "group:n3", err: "no node is named n3-"},
 		{sel: "group:", err: "needs a group name"},
+		{sel: "n2-s1,n1-s1", want: []string{"n1-s1", "n2-s1"}},
+		{sel: "group:n1,n2-s2,n1-s1", want: []string{"n1-s1", "n1-s2", "n2-s2"}},
+		{sel: "n1-s1,", err: "empty node selector"},
+		{sel: "n1-s1,n9-s9", err: "no such node"},
 	} {
 		t.Run(tc.sel, func(t *testing.T) {
 			got, err := NewResolver(nil).Resolve(gt.Snapshot(), tc.sel)

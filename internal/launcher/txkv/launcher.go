@@ -131,15 +131,16 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 		return c, fmt.Errorf("txkv cluster: %w", err)
 	}
 	servers := o.serverNames(spec.Nodes)
+	if _, netns := env.Addrs.(launcher.ArgvWrapper); netns && o.perNode > 0 {
+		// the cluster network names one node per namespace
+		return c, fmt.Errorf("txkv cluster: %s does not work with --net (a namespace per node) yet; leave out one of them", OptServersPerNode)
+	}
 	cdir := filepath.Join(c.Dir, CoordinatorNode)
 	c.Nodes = append(c.Nodes, launcher.Node{Name: CoordinatorNode, Addr: caddr, DataDir: filepath.Join(cdir, "data"),
 		LogFile: filepath.Join(cdir, "node.log"), Argv: env.NodeArgv(0, coordArgv(env.Self, caddr, filepath.Join(cdir, "data"), storage, len(servers), o)),
 		Role: RoleCoordinator, Down: true})
 	for idx, n := range servers {
 		i := idx + 1 // the host (network namespace) of the server
-		if o.perNode > 0 {
-			i = idx/o.perNode + 1 // node groups: a node's servers share its host
-		}
 		addr, err := port(i)
 		if err != nil {
 			return c, fmt.Errorf("txkv cluster: %w", err)

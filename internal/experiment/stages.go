@@ -94,7 +94,7 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	var plan *launcher.Cluster
 	if len(sc.Target.Endpoints) == 0 {
 		plan = &launcher.Cluster{Kind: tgt.Kind, Name: tgt.Kind}
-		for _, n := range tgt.NodeNames(sc.Target.Nodes, *sc.Target.Replicas) {
+		for _, n := range tgt.NodeNamesWith(sc.Target.Nodes, *sc.Target.Replicas, sc.Target.Options) {
 			plan.Nodes = append(plan.Nodes, launcher.Node{Name: n})
 		}
 	}

@@ -178,6 +178,18 @@ func (o options) asMap() map[string]string {
 	}
 }
 
+// ServerNames returns the region servers' node names of a cluster of
+// nodes started with the launcher options opts (s1 .. sN, or with
+// txkv.servers-per-node n1-s1 ..); invalid options give the names
+// without node groups (Up reports them).
+func ServerNames(nodes int, opts map[string]string) []string {
+	o, err := parseOptions(opts)
+	if err != nil {
+		o = defaultOptions()
+	}
+	return o.serverNames(nodes)
+}
+
 // serverNames returns the region servers' node names for nodes (the
 // cluster's node count): s1 .. sN, or with node groups n1-s1 .. nN-sK.
 func (o options) serverNames(nodes int) []string {

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-//go:embed workload* apm-* thumbtack txn
+//go:embed workload* apm-* thumbtack txn tpcc
 var files embed.FS
 
 // Open returns the embedded workload file name (e.g. "workloada").

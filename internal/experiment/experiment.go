@@ -196,6 +196,25 @@ type Outcome struct {
 	Result  runner.Result
 	Totals  *measure.Totals
 	Windows []measure.WindowRow
+	TPCC    *rundir.TPCC // workload=tpcc run phase: tpmC, tpm, aborts
+}
+
+// tpccOf computes the TPC-C figures of a program workload's run phase
+// (nil otherwise).
+func tpccOf(wl *workload.Workload, phase runner.Phase, t rundir.Totals) *rundir.TPCC {
+	prog := wl.Program()
+	if prog == nil || phase != runner.Run {
+		return nil
+	}
+	var retries map[string]int64
+	if r, ok := prog.(interface{ Retries() map[string]int64 }); ok {
+		retries = r.Retries()
+	}
+	names := prog.OpNames()
+	if len(names) > 5 {
+		names = names[:5] // the five transactions, not the load
+	}
+	return rundir.TPCCOf(t, names, retries)
 }
 
 // Prepared is a target, driver and workload ready to run, with properties
@@ -234,8 +253,8 @@ func CheckProperties(t *targets.Target, phase runner.Phase, p *properties.Proper
 	}
 	p.Declare(workload.IgnoredYCSBKeys()...)
 	for _, k := range workload.IgnoredYCSBKeys() {
-		if k == "workload" && strings.HasSuffix(p.String(k, ""), ".CoreWorkload") {
-			continue // what every YCSB workload file says, and what faultbench runs
+		if k == "workload" && (strings.HasSuffix(p.String(k, ""), ".CoreWorkload") || p.String(k, "") == "tpcc") {
+			continue // what every YCSB workload file says, and what faultbench runs (tpcc: the TPC-C workload)
 		}
 		if p.Has(k) {
 			src, _ := p.SourceOf(k)
@@ -356,6 +375,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	report.WriteErrorSamples(&summary, out.Result.Samples)
 	if out.Result.Dropped > 0 {
 		fmt.Fprintf(&summary, "[OVERALL], DroppedOperations, %d\n", out.Result.Dropped)
+	}
+	if out.TPCC != nil {
+		fmt.Fprintf(&summary, "[TPC-C], tpmC, %.1f\n[TPC-C], tpm (all five), %.1f\n", out.TPCC.TpmC, out.TPCC.Tpm)
 	}
 	if export != nil {
 		if _, err := export.Write(summary.Bytes()); err != nil {
@@ -482,7 +504,7 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 		evs.SetStart(start)
 	}
 	col, err := measure.NewCollector(measure.Config{
-		Dir: dir, Ops: workload.OpNames(), Window: set.Window, Start: start,
+		Dir: dir, Ops: prep.Workload.OpNames(), Window: set.Window, Start: start,
 		Warmup: set.Runner.Warmup, Workers: set.Runner.Threads,
 	})
 	if err != nil {
@@ -513,7 +535,7 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 		close(statusDone)
 	}
 	if h.Metrics != nil {
-		detach := h.Metrics.Attach(live.Phase{Name: string(set.Runner.Phase), Dir: dir, Ops: workload.OpNames(), Collector: col, Events: evs})
+		detach := h.Metrics.Attach(live.Phase{Name: string(set.Runner.Phase), Dir: dir, Ops: prep.Workload.OpNames(), Collector: col, Events: evs})
 		defer detach() // after col.Close: the last windows are exported too
 	}
 	taskErrs := make(chan error, len(h.Tasks))
@@ -548,6 +570,8 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 		WarmupMs: float64(set.Runner.Warmup) / float64(time.Millisecond), Totals: rundir.TotalsOf(totals),
 		PeakRSSBytes: PeakRSS(), ErrorSamples: res.Samples,
 	}
+	sum.TPCC = tpccOf(prep.Workload, set.Runner.Phase, sum.Totals)
+	out.TPCC = sum.TPCC
 	if err := rundir.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
 		return out, err
 	}

@@ -129,6 +129,9 @@ func WriteScenarioSummary(w io.Writer, sum *rundir.Summary, ro *Outcome, basis r
 		report.WriteYCSB(w, ro.Totals, basis)
 		report.WriteErrorSamples(w, ro.Result.Samples)
 	}
+	if sum.TPCC != nil {
+		fmt.Fprintf(w, "[TPC-C], tpmC, %.1f\n[TPC-C], tpm (all five), %.1f\n", sum.TPCC.TpmC, sum.TPCC.Tpm)
+	}
 	if sum.Analysis != nil {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, analyze.ResultsTable([]string{sum.Scenario}, []*analyze.Report{sum.Analysis}))
@@ -166,6 +169,13 @@ func WriteScenarioSummary(w io.Writer, sum *rundir.Summary, ro *Outcome, basis r
 				}
 			}
 		}
+	}
+	if ok, ran := sum.Checks["tpcc-consistency"]; ran {
+		verdict := "PASS"
+		if !ok {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "\ntpcc-consistency check: %s\n", verdict)
 	}
 	for _, e := range sum.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)

@@ -94,7 +94,7 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	var plan *launcher.Cluster
 	if len(sc.Target.Endpoints) == 0 {
 		plan = &launcher.Cluster{Kind: tgt.Kind, Name: tgt.Kind}
-		for _, n := range tgt.NodeNames(sc.Target.Nodes, *sc.Target.Replicas) {
+		for _, n := range tgt.NodeNamesWith(sc.Target.Nodes, *sc.Target.Replicas, sc.Target.Options) {
 			plan.Nodes = append(plan.Nodes, launcher.Node{Name: n})
 		}
 	}
@@ -299,6 +299,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	r.sum.EndReason = ro.Result.Reason
 	r.sum.Totals = rundir.TotalsOf(ro.Totals)
 	r.sum.ErrorSamples = ro.Result.Samples
+	r.sum.TPCC = ro.TPCC
 	if r.schedErr != nil {
 		r.sum.Errors = append(r.sum.Errors, "schedule: "+r.schedErr.Error())
 		r.sum.Failed = true
@@ -366,6 +367,9 @@ func (r *scenarioRun) restoreAndCheck(ctx context.Context) error {
 			r.sum.Checks["stale-reads"] = res.ReadsOK()
 		}
 	}
+	if contains(r.sc.Checks, "tpcc-consistency") && ctx.Err() == nil {
+		r.checkTPCC(ctx)
+	}
 	return nil
 }
 
@@ -382,6 +386,9 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 	params.OfferedOps = r.rate
 	if hl, err := measure.ReadHistLogs(r.run.Dir); err == nil {
 		params.Hists = hl // exact span percentiles
+	}
+	if a.LatencyOp != "" {
+		params.LatencyOp = a.LatencyOp
 	}
 	rep, err := analyze.Analyze(r.outcome.Windows, r.run.Events.Events(), params)
 	if err != nil {

@@ -291,9 +291,9 @@ func sleepUntil(ctx context.Context, at time.Time) error {
 
 // resolveNow resolves selector against the cluster, refreshed first when the
 // selector depends on roles or on which nodes answer (role selectors, random,
-// any:N); node names, bound names and all need no refresh.
+// any:N); node names, bound names, all and group:G need no refresh.
 func resolveNow(ctx context.Context, t *Cluster, r *Resolver, selector string) ([]string, error) {
-	if sel, err := parseSelector(selector); err == nil && (sel.kind == selName || sel.kind == selAll) {
+	if sel, err := parseSelector(selector); err == nil && (sel.kind == selName || sel.kind == selAll || sel.kind == selGroup) {
 		return r.Resolve(t.Snapshot(), selector)
 	}
 	rctx, cancel := context.WithTimeout(ctx, refreshTimeout)

@@ -20,6 +20,9 @@ const (
 	SelectRandom    = "random"   // any one up node
 	SelectAll       = "all"      // every node of the cluster, up or not
 	SelectAnyPrefix = "any:"     // any:N — N distinct up nodes
+	// SelectGroupPrefix: group:G — every node named G-something (txkv's
+	// node groups: group:n2 is n2-s1, n2-s2, ...), up or not.
+	SelectGroupPrefix = "group:"
 )
 
 // roleOf maps a role keyword to the launcher's role ("" for other text).
@@ -62,6 +65,8 @@ const (
 	selRandom
 	selAny
 	selAll
+	selGroup
+	selList // a,b: the union of several selectors
 )
 
 type selector struct {
@@ -77,6 +82,13 @@ func parseSelector(s string) (selector, error) {
 	switch {
 	case s == "":
 		return sel, fmt.Errorf("empty node selector (want %s)", selectorHelp)
+	case strings.Contains(s, ","):
+		for _, part := range strings.Split(s, ",") {
+			if _, err := parseSelector(part); err != nil {
+				return sel, fmt.Errorf("node selector %q: %w", s, err)
+			}
+		}
+		sel.kind = selList
 	case roleOf(s) != "":
 		sel.kind, sel.role = selRole, roleOf(s)
 	case s == SelectRandom:
@@ -89,6 +101,12 @@ func parseSelector(s string) (selector, error) {
 			return sel, fmt.Errorf("node selector %q: any:N needs a whole number N >= 1", s)
 		}
 		sel.kind, sel.n = selAny, n
+	case strings.HasPrefix(s, SelectGroupPrefix):
+		g := strings.TrimPrefix(s, SelectGroupPrefix)
+		if !validName(g) {
+			return sel, fmt.Errorf("node selector %q: group:G needs a group name such as n2", s)
+		}
+		sel.kind, sel.role = selGroup, g
 	case validName(s):
 		sel.kind = selName
 	default:
@@ -97,7 +115,7 @@ func parseSelector(s string) (selector, error) {
 	return sel, nil
 }
 
-const selectorHelp = "a node name (n1), leader, primary, replica, follower, random, any:N, all, or a name bound earlier with as"
+const selectorHelp = "a node name (n1), leader, primary, replica, follower, random, any:N, all, group:G, a name bound earlier with as, or several of these joined by commas"
 
 // isKeyword reports whether s is a selector keyword (and so cannot be bound).
 func isKeyword(s string) bool {
@@ -174,6 +192,24 @@ func (r *Resolver) Resolve(c *launcher.Cluster, selector string) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
+	if sel.kind == selList {
+		seen := map[string]bool{}
+		var out []string
+		for _, part := range strings.Split(selector, ",") {
+			names, err := r.Resolve(c, part)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range names {
+				if !seen[n] {
+					seen[n] = true
+					out = append(out, n)
+				}
+			}
+		}
+		sortNames(out)
+		return out, nil
+	}
 	var upNodes []string
 	for _, n := range c.Nodes {
 		if up(n) {
@@ -193,6 +229,18 @@ func (r *Resolver) Resolve(c *launcher.Cluster, selector string) ([]string, erro
 		return []string{selector}, nil
 	case selAll:
 		out := c.NodeNames()
+		sortNames(out)
+		return out, nil
+	case selGroup:
+		var out []string
+		for _, name := range c.NodeNames() {
+			if strings.HasPrefix(name, sel.role+"-") {
+				out = append(out, name)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("node selector %q: no node is named %s-... (nodes: %s)", selector, sel.role, strings.Join(c.NodeNames(), ", "))
+		}
 		sortNames(out)
 		return out, nil
 	case selRole:

@@ -192,3 +192,34 @@ func TestSortNamesNatural(t *testing.T) {
 		t.Errorf("sorted %v, want %v", got, want)
 	}
 }
+
+func TestResolveGroup(t *testing.T) {
+	gt, _ := fakeTarget(t, map[string]string{"coord": "", "n1-s1": "", "n1-s2": "", "n2-s1": "", "n2-s2": "", "n12-s1": ""})
+	for _, tc := range []struct {
+		sel  string
+		want []string
+		err  string
+	}{
+		{sel: "group:n1", want: []string{"n1-s1", "n1-s2"}},
+		{sel: "group:n2", want: []string{"n2-s1", "n2-s2"}},
+		{sel: "group:n3", err: "no node is named n3-"},
+		{sel: "group:", err: "needs a group name"},
+		{sel: "n2-s1,n1-s1", want: []string{"n1-s1", "n2-s1"}},
+		{sel: "group:n1,n2-s2,n1-s1", want: []string{"n1-s1", "n1-s2", "n2-s2"}},
+		{sel: "n1-s1,", err: "empty node selector"},
+		{sel: "n1-s1,n9-s9", err: "no such node"},
+	} {
+		t.Run(tc.sel, func(t *testing.T) {
+			got, err := NewResolver(nil).Resolve(gt.Snapshot(), tc.sel)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("Resolve(%q) = %v, %v; want error %q", tc.sel, got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Resolve(%q) = %v, %v; want %v", tc.sel, got, err, tc.want)
+			}
+		})
+	}
+}

@@ -35,6 +35,7 @@ type Summary struct {
 	Totals      Totals          `json:"totals"`
 	Analysis    *analyze.Report `json:"availability,omitempty"`
 	LostWrites  *check.Result   `json:"lost_writes,omitempty"`
+	TPCC        *TPCC           `json:"tpcc,omitempty"` // workload=tpcc: tpmC, tpm, aborts per type
 	Errors      []string        `json:"errors,omitempty"`
 	// ErrorSamples holds, per operation and error class, the text of the
 	// first error of that kind: what the database said.

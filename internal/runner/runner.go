@@ -176,6 +176,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		cutMu    sync.Mutex // guards cut and samples
 		cut      [outcome.NumClasses]int64
 		samples  = map[string]map[string]string{}
+		opNames  = r.Workload.OpNames()
 		exhaust  atomic.Bool
 		timeUp   atomic.Bool
 	)
@@ -194,7 +195,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			id:       i,
 			cfg:      &cfg,
 			r:        r,
-			thread:   r.Workload.NewThread(i, cfg.Seed),
+			samples:  make([][outcome.NumClasses]string, len(opNames)),
 			rec:      r.Collector.Recorder(i),
 			reads:    readTracker(r.Tracker),
 			quota:    quota,
@@ -202,6 +203,11 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			interval: interval,
 			// stagger the workers' schedules evenly over one interval
 			next: start.Add(time.Duration(int64(interval) * int64(i) / int64(cfg.Threads))),
+		}
+		if prog := r.Workload.Program(); prog != nil {
+			w.term = prog.NewTerminal(i, cfg.Seed)
+		} else {
+			w.thread = r.Workload.NewThread(i, cfg.Seed)
 		}
 		wg.Add(1)
 		go func() {
@@ -220,7 +226,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 					if text == "" {
 						continue
 					}
-					name := workload.OpKind(op).String()
+					name := opNames[op]
 					if samples[name] == nil {
 						samples[name] = map[string]string{}
 					}
@@ -261,6 +267,8 @@ type worker struct {
 	cfg       *Config
 	r         *Runner
 	thread    *workload.Thread
+	term      workload.Terminal // program workloads (TPC-C) instead of thread; see program.go
+	termOp    int               // the operation index term picked
 	rec       *measure.Recorder
 	reads     ReadTracker // nil unless the tracker judges reads
 	quota     int64       // operations left; -1 = unbounded
@@ -273,7 +281,7 @@ type worker struct {
 	canceled  int64
 	dropped   int64
 	cut       [outcome.NumClasses]int64
-	samples   [workload.NumOps][outcome.NumClasses]string // first error text per op and class
+	samples   [][outcome.NumClasses]string // first error text per op index and class
 	exhausted bool
 	timeUp    bool // stopped by the deadline
 }
@@ -308,7 +316,11 @@ func (w *worker) loop(ctx context.Context) {
 			w.timeUp = true
 			return
 		}
-		if w.cfg.Phase == Load {
+		if w.term != nil {
+			if !w.nextProgramOp(ctx) {
+				return
+			}
+		} else if w.cfg.Phase == Load {
 			if !w.thread.NextLoad(&w.op) {
 				w.exhausted = true
 				return
@@ -344,15 +356,19 @@ func (w *worker) loop(ctx context.Context) {
 		if late {
 			w.behind++
 		}
+		opIndex := int(w.op.Kind)
+		if w.term != nil {
+			opIndex = w.termOp
+		}
 		cls := outcome.ClassOf(err)
-		if err != nil && int(w.op.Kind) < len(w.samples) && w.samples[w.op.Kind][cls] == "" {
-			w.samples[w.op.Kind][cls] = err.Error() // the first of its kind only: off the common path
+		if err != nil && opIndex < len(w.samples) && w.samples[opIndex][cls] == "" {
+			w.samples[opIndex][cls] = err.Error() // the first of its kind only: off the common path
 		}
 		w.rec.Record(measure.Sample{
-			Op: int(w.op.Kind), Class: cls,
+			Op: opIndex, Class: cls,
 			Intended: intended, Started: started, Ended: ended, Behind: late, Woke: waited,
 		})
-		if w.cfg.Phase == Run {
+		if w.cfg.Phase == Run && w.term == nil {
 			w.thread.Done(&w.op, err == nil)
 		}
 		w.done++
@@ -384,6 +400,9 @@ func (w *worker) execute(parent context.Context, started time.Time) error {
 	}
 	ctx, cancel := context.WithDeadline(parent, opDeadline)
 	defer cancel()
+	if w.term != nil {
+		return w.executeProgram(ctx)
+	}
 	op := &w.op
 	d := w.r.Driver
 	table := w.r.Workload.Table()

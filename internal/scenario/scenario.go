@@ -108,6 +108,10 @@ type Analysis struct {
 	Hold            Duration `yaml:"hold,omitempty"`              // 5s
 	SteadyTolerance float64  `yaml:"steady_tolerance,omitempty"`  // 0.02
 	SteadySpan      Duration `yaml:"steady_span,omitempty"`       // 10s
+	// LatencyOp is the operation whose latency gives reconfiguration
+	// time, peak latency and latency after vs before (ALL; NEW-ORDER for
+	// the CumuloNimbo failure evaluation's TPC-C).
+	LatencyOp string `yaml:"latency_op,omitempty"`
 }
 
 // Duration is a time.Duration written as "30s" in YAML.
@@ -210,7 +214,7 @@ func ParseRate(s string) (Rate, error) {
 const MaxThreads = 10000
 
 // KnownChecks lists the check names a scenario may use.
-func KnownChecks() []string { return []string{"lost-writes"} }
+func KnownChecks() []string { return []string{"lost-writes", "tpcc-consistency"} }
 
 // Load reads a scenario file, applies sets (path=value) and validates.
 // Errors name the file and field.

@@ -94,6 +94,9 @@ type Sizing struct {
 	// (nodes, replicas), so that a schedule is checked against them before
 	// anything starts. Nil: n1..nN.
 	NodeNames func(nodes, replicas int) []string
+	// NodeNamesWith is NodeNames for a launcher whose options change the
+	// names (txkv's txkv.servers-per-node); nil: NodeNames.
+	NodeNamesWith func(nodes, replicas int, options map[string]string) []string
 }
 
 // Registry holds the targets by kind.
@@ -268,6 +271,9 @@ func Entries() []*Target {
 					}
 					return names
 				},
+				NodeNamesWith: func(n, _ int, opts map[string]string) []string {
+					return append([]string{txkvlauncher.CoordinatorNode}, txkvlauncher.ServerNames(n, opts)...)
+				},
 			},
 		},
 	}
@@ -381,6 +387,15 @@ func (t *Target) Describe(nodes, replicas int) string {
 		return t.Size.Describe(nodes, replicas)
 	}
 	return plural(nodes, "node")
+}
+
+// NodeNamesWith returns the names of the nodes of a cluster of this kind
+// sized (nodes, replicas) and started with the launcher options.
+func (t *Target) NodeNamesWith(nodes, replicas int, options map[string]string) []string {
+	if t.Size.NodeNamesWith != nil {
+		return t.Size.NodeNamesWith(nodes, replicas, options)
+	}
+	return t.NodeNames(nodes, replicas)
 }
 
 // NodeNames returns the names of the nodes of a cluster of this kind sized

@@ -236,6 +236,15 @@ func TestShippedWorkloadFiles(t *testing.T) {
 			if u := p.Unknown(); len(u) > 0 {
 				t.Errorf("unknown keys: %v", u)
 			}
+			if prog := w.Program(); prog != nil { // workload=tpcc: its own transactions
+				term := prog.NewTerminal(0, 7)
+				for i := 0; i < 2000; i++ {
+					if op, _ := term.Next(); op < 0 || op >= len(prog.OpNames()) {
+						t.Fatalf("operation index %d of %v", op, prog.OpNames())
+					}
+				}
+				return
+			}
 			th := w.NewThread(0, 7)
 			var op Op
 			for i := 0; i < 2000; i++ {

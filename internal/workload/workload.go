@@ -196,7 +196,7 @@ func Keys() []string {
 // are not in this list. The slice is fresh on every call.
 func IgnoredYCSBKeys() []string {
 	return []string{
-		"workload",                    // Java class of the workload; faultbench always runs CoreWorkload
+		"workload",                    // Java class of the workload; faultbench runs CoreWorkload (or TPC-C for the value tpcc)
 		"db",                          // Java class of the DB binding; faultbench takes a target
 		"exporter",                    // measurement exporter class
 		"measurementtype",             // histogram|hdrhistogram|timeseries|raw
@@ -264,6 +264,8 @@ type Workload struct {
 
 	txnOps int // row operations per transaction; 0 = no transactions
 
+	program Program // workload=tpcc: the operations are the program's transactions
+
 	loadNext atomic.Int64 // load sequence offset from insertStart
 	seqNext  atomic.Int64 // sequential request distribution counter
 	txInsert *ackCounter  // run-phase insert keys
@@ -281,6 +283,9 @@ type opWeight struct {
 func New(p *properties.Properties) (*Workload, error) {
 	p.Declare(Keys()...)
 	p.Declare(IgnoredYCSBKeys()...)
+	if p.String(keyWorkload, "") == "tpcc" {
+		return newProgram(p)
+	}
 	w := &Workload{}
 	var err error
 	fail := func(e error) (*Workload, error) { return nil, e }

@@ -63,7 +63,7 @@ var (
 
 // launcherOptions are txkv.* keys that belong to the launcher.
 var launcherOptions = []string{"txkv.persistence", "txkv.heartbeat", "txkv.session-timeout", "txkv.regions",
-	"txkv.wal-sync-interval", "txkv.memstore-flush-size", "txkv.start-timeout"}
+	"txkv.wal-sync-interval", "txkv.memstore-flush-size", "txkv.start-timeout", "txkv.servers-per-node"}
 
 // New builds a txkv driver from p (a driver.Factory): it registers a
 // client with the coordinator.

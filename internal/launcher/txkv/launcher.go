@@ -61,7 +61,8 @@ func serverArgv(self, name, addr, coordAddr, storage string) []string {
 }
 
 // Up implements launcher.Launcher: it starts the coordinator and
-// spec.Nodes region servers and waits (txkv.start-timeout) until every
+// spec.Nodes region servers (spec.Nodes nodes of txkv.servers-per-node
+// servers each with node groups) and waits (txkv.start-timeout) until every
 // server registered and every region is online. On failure it stops what
 // it started.
 func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec) (cl *launcher.Cluster, err error) {
@@ -129,16 +130,21 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 	if err != nil {
 		return c, fmt.Errorf("txkv cluster: %w", err)
 	}
+	servers := o.serverNames(spec.Nodes)
+	if _, netns := env.Addrs.(launcher.ArgvWrapper); netns && o.perNode > 0 {
+		// the cluster network names one node per namespace
+		return c, fmt.Errorf("txkv cluster: %s does not work with --net (a namespace per node) yet; leave out one of them", OptServersPerNode)
+	}
 	cdir := filepath.Join(c.Dir, CoordinatorNode)
 	c.Nodes = append(c.Nodes, launcher.Node{Name: CoordinatorNode, Addr: caddr, DataDir: filepath.Join(cdir, "data"),
-		LogFile: filepath.Join(cdir, "node.log"), Argv: env.NodeArgv(0, coordArgv(env.Self, caddr, filepath.Join(cdir, "data"), storage, spec.Nodes, o)),
+		LogFile: filepath.Join(cdir, "node.log"), Argv: env.NodeArgv(0, coordArgv(env.Self, caddr, filepath.Join(cdir, "data"), storage, len(servers), o)),
 		Role: RoleCoordinator, Down: true})
-	for i := 1; i <= spec.Nodes; i++ {
+	for idx, n := range servers {
+		i := idx + 1 // the host (network namespace) of the server
 		addr, err := port(i)
 		if err != nil {
 			return c, fmt.Errorf("txkv cluster: %w", err)
 		}
-		n := "s" + strconv.Itoa(i)
 		c.Nodes = append(c.Nodes, launcher.Node{Name: n, Addr: addr, DataDir: storage,
 			LogFile: filepath.Join(c.Dir, n, "node.log"), Argv: env.NodeArgv(i, serverArgv(env.Self, n, addr, caddr, storage)),
 			Role: RoleRegionServer, Down: true})

@@ -34,6 +34,12 @@ const (
 	OptMemstoreFlushSize = "txkv.memstore-flush-size"
 	// OptStartTimeout bounds how long Up and StartNode wait (default 60s).
 	OptStartTimeout = "txkv.start-timeout"
+	// OptServersPerNode groups region servers on nodes: with K > 0 the
+	// cluster's node count (--nodes, target.nodes) counts nodes of K
+	// region servers each, named n1-s1 .. n1-sK, n2-s1 ...; the fault
+	// selector group:n2 names all servers of node n2. 0 (the default)
+	// starts --nodes servers s1 .. sN.
+	OptServersPerNode = "txkv.servers-per-node"
 )
 
 // options are the resolved launcher options.
@@ -45,6 +51,7 @@ type options struct {
 	walSync        time.Duration
 	memstore       int64
 	startTimeout   time.Duration
+	perNode        int // region servers per node; 0 = no node groups
 }
 
 func defaultOptions() options {
@@ -54,7 +61,7 @@ func defaultOptions() options {
 
 // OptionNames returns every option key the launcher understands, sorted.
 func OptionNames() []string {
-	k := []string{OptPersistence, OptHeartbeat, OptSessionTimeout, OptRegions, OptWALSyncInterval, OptMemstoreFlushSize, OptStartTimeout}
+	k := []string{OptPersistence, OptHeartbeat, OptSessionTimeout, OptRegions, OptWALSyncInterval, OptMemstoreFlushSize, OptStartTimeout, OptServersPerNode}
 	sort.Strings(k)
 	return k
 }
@@ -71,6 +78,9 @@ func (o options) Validate() error {
 	}
 	if o.startTimeout <= 0 {
 		return fmt.Errorf("txkv options: %s must be positive", OptStartTimeout)
+	}
+	if o.perNode < 0 || o.perNode > 64 {
+		return fmt.Errorf("txkv options: %s must be 0..64, got %d", OptServersPerNode, o.perNode)
 	}
 	return nil
 }
@@ -128,6 +138,13 @@ func parseOptions(m map[string]string) (options, error) {
 		}
 		o.regions = n
 	}
+	if v, ok := m[OptServersPerNode]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return o, bad(OptServersPerNode, v, "want a whole number 0..64")
+		}
+		o.perNode = n
+	}
 	if v, ok := m[OptMemstoreFlushSize]; ok {
 		n, err := humanize.ParseBytes(strings.TrimSpace(v))
 		if err != nil || n > 1<<34 {
@@ -157,5 +174,36 @@ func (o options) asMap() map[string]string {
 		OptWALSyncInterval:   o.walSync.String(),
 		OptMemstoreFlushSize: strconv.FormatInt(o.memstore, 10),
 		OptStartTimeout:      o.startTimeout.String(),
+		OptServersPerNode:    strconv.Itoa(o.perNode),
 	}
+}
+
+// ServerNames returns the region servers' node names of a cluster of
+// nodes started with the launcher options opts (s1 .. sN, or with
+// txkv.servers-per-node n1-s1 ..); invalid options give the names
+// without node groups (Up reports them).
+func ServerNames(nodes int, opts map[string]string) []string {
+	o, err := parseOptions(opts)
+	if err != nil {
+		o = defaultOptions()
+	}
+	return o.serverNames(nodes)
+}
+
+// serverNames returns the region servers' node names for nodes (the
+// cluster's node count): s1 .. sN, or with node groups n1-s1 .. nN-sK.
+func (o options) serverNames(nodes int) []string {
+	var out []string
+	if o.perNode == 0 {
+		for i := 1; i <= nodes; i++ {
+			out = append(out, "s"+strconv.Itoa(i))
+		}
+		return out
+	}
+	for i := 1; i <= nodes; i++ {
+		for j := 1; j <= o.perNode; j++ {
+			out = append(out, "n"+strconv.Itoa(i)+"-s"+strconv.Itoa(j))
+		}
+	}
+	return out
 }

@@ -62,3 +62,32 @@ func TestNodeFlags(t *testing.T) {
 		t.Errorf("server command line: %v", err)
 	}
 }
+
+func TestServerNames(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  map[string]string
+		nodes int
+		want  []string
+	}{
+		{"flat", nil, 3, []string{"s1", "s2", "s3"}},
+		{"groups", map[string]string{OptServersPerNode: "2"}, 3, []string{"n1-s1", "n1-s2", "n2-s1", "n2-s2", "n3-s1", "n3-s2"}},
+		{"one per node", map[string]string{OptServersPerNode: "1"}, 2, []string{"n1-s1", "n2-s1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseOptions(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := o.serverNames(tc.nodes)
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("servers %v, want %v", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{"-1", "65", "two"} {
+		if _, err := parseOptions(map[string]string{OptServersPerNode: bad}); err == nil {
+			t.Errorf("%s=%s accepted", OptServersPerNode, bad)
+		}
+	}
+}

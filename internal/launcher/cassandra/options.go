@@ -218,7 +218,7 @@ func (cfg *config) resolvePaths() error {
 	cfg.lib = abs
 	jar := filepath.Join(cfg.lib, "cassandra-all-"+Version+".jar")
 	if _, err := os.Stat(jar); err != nil {
-		return fmt.Errorf("Cassandra %s is not installed (%s missing): run scripts/setup.sh --only cassandra, or set option %s to a directory with cassandra-all-%s.jar and its dependencies", Version, jar, OptLib, Version)
+		return fmt.Errorf("cassandra %s is not installed (%s missing): run scripts/setup.sh --only cassandra, or set option %s to a directory with cassandra-all-%s.jar and its dependencies", Version, jar, OptLib, Version)
 	}
 	return nil
 }

@@ -122,6 +122,7 @@ const clusterExamples = `  faultbench cluster up etcd --nodes 3
   faultbench cluster up redis-cluster --nodes 3 --replicas 1 -o redis.cluster-node-timeout=1000
   faultbench cluster up txkv --servers 3                  # coordinator + 3 region servers
   faultbench cluster up etcd --nodes 5 --net              # each member in its own network namespace (root)
+  faultbench cluster up cassandra --nodes 3 --rf 3
   faultbench cluster status etcd
   faultbench cluster down etcd`
 
@@ -137,6 +138,13 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 			aliases[a] = nodesAlias{owner: t, n: fs.Int(a, 0, fmt.Sprintf("%s only: the same as --nodes (%s)", k, t.Size.NodesAre))}
 		}
 	}
+	optFlags := map[string]optionFlag{}
+	for _, k := range reg.Kinds() {
+		t, _ := reg.Get(k)
+		for _, of := range t.OptionFlags {
+			optFlags[of.Flag] = optionFlag{owner: t, option: of.Option, v: fs.String(of.Flag, "", fmt.Sprintf("%s only: %s (the same as -o %s=V)", k, of.Usage, of.Option))}
+		}
+	}
 	replicas := fs.Int("replicas", -1, "replicas per master ("+strings.Join(withReplicas(reg), ", ")+"); default per target")
 	dir := fs.String("dir", "", "directory for node data and logs (default: a new temp dir)")
 	name := fs.String("name", "", "cluster name in the state file (default: the target)")
@@ -145,7 +153,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	var opts listFlag
 	fs.Var(&opts, "o", "launcher option `key=value` (repeatable), see docs/targets-*.md")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
-	timeout := fs.Duration("timeout", 90*time.Second, "deadline for the cluster to become healthy")
+	timeout := fs.Duration("timeout", 0, "deadline for the cluster to become healthy (default per target: 2m, cassandra 5m)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -185,6 +193,12 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 			}
 			o[k] = v
 		}
+		if err := applyOptionFlags(t, optFlags, o); err != nil {
+			return err
+		}
+		if *timeout <= 0 {
+			*timeout = t.StartTimeout()
+		}
 		if *netNS {
 			o[clusterctl.OptNet] = clusterctl.NetNamespaces
 		}
@@ -198,6 +212,9 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 		_, err = m.Status(ctx, c.Name, a.stdout)
 		return err
 	case "down":
+		if *timeout <= 0 {
+			*timeout = 2 * time.Minute
+		}
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *timeout)
 		defer cancel()
 		if err := m.Down(dctx, cname); err != nil {
@@ -210,6 +227,34 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 		return err
 	}
 	return usagef("unknown cluster action %q (up, down, status)", action)
+}
+
+// optionFlag is a `cluster up` flag that sets a launcher option of one
+// target kind (targets.OptionFlag).
+type optionFlag struct {
+	owner  *targets.Target
+	option string
+	v      *string
+}
+
+// applyOptionFlags moves the option flags given on the command line into
+// the launcher options o: a flag of another kind is refused, and a flag
+// and an -o of the same option must agree.
+func applyOptionFlags(t *targets.Target, flags map[string]optionFlag, o map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		f := flags[name]
+		if *f.v == "" {
+			continue
+		}
+		if f.owner != t {
+			return usagef("--%s is for %s; %s has no such option", name, f.owner.Kind, t.Kind)
+		}
+		if old, ok := o[f.option]; ok && old != *f.v {
+			return usagef("--%s %s and -o %s=%s disagree; give one", name, *f.v, f.option, old)
+		}
+		o[f.option] = *f.v
+	}
+	return nil
 }
 
 // clusterNodes reconciles --nodes with the target's alias for it (txkv's

@@ -55,7 +55,7 @@ func TestBuiltinComplete(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(reg.Launchable(), ","); got != "etcd,redis,redis-cluster,txkv" {
+	if got := strings.Join(reg.Launchable(), ","); got != "cassandra,etcd,redis,redis-cluster,txkv" {
 		t.Errorf("Launchable = %s", got)
 	}
 }

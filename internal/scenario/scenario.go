@@ -225,7 +225,7 @@ func Parse(b []byte, name string, sets []string) (*Scenario, error) {
 		if !ok || strings.TrimSpace(path) == "" {
 			return nil, fmt.Errorf("--set %q: expected path=value (e.g. load.rate=100%%)", s)
 		}
-		if err := setPath(root.Content[0], strings.Split(strings.TrimSpace(path), "."), value); err != nil {
+		if err := setPath(root.Content[0], splitPath(strings.TrimSpace(path)), value); err != nil {
 			return nil, fmt.Errorf("--set %s: %w", path, err)
 		}
 	}
@@ -244,6 +244,21 @@ func Parse(b []byte, name string, sets []string) (*Scenario, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &sc, nil
+}
+
+// stringMaps are the sections whose keys are property or option names
+// that contain dots themselves (target.driver.cassandra.consistency).
+var stringMaps = []string{"target.driver.", "target.options.", "workload.properties."}
+
+// splitPath splits a --set path at its dots, except that the key inside a
+// section of property names stays one element.
+func splitPath(path string) []string {
+	for _, m := range stringMaps {
+		if key, ok := strings.CutPrefix(path, m); ok && key != "" {
+			return append(strings.Split(strings.TrimSuffix(m, "."), "."), key)
+		}
+	}
+	return strings.Split(path, ".")
 }
 
 // setPath sets a scalar at path inside a mapping node, creating mappings

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
@@ -45,7 +46,7 @@ const (
 	nodeStartTimeout      = 2 * time.Minute
 	stopGrace             = 20 * time.Second
 	queryTimeout          = 2 * time.Second
-	pingTimeout           = time.Second
+	pingTimeout           = 2 * time.Second // a loaded machine delays answers by a second at times
 	pollInterval          = 250 * time.Millisecond
 )
 
@@ -344,20 +345,35 @@ func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cl
 
 // Refresh marks each node up (role replica) or down: a node whose process
 // is gone is down with pid 0; one that runs but does not answer a native
-// protocol OPTIONS request within a second (paused, or still starting) is
-// down and keeps its pid. It fails only when no running node answers.
+// protocol OPTIONS request within pingTimeout (paused, or still starting)
+// is down and keeps its pid. The nodes are asked at once, so one slow node
+// does not delay the others. It fails only when no running node answers.
 func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
-	answered, running := 0, 0
-	var lastErr error
+	errs := make([]error, len(c.Nodes))
+	var wg sync.WaitGroup
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if n.PID <= 0 || !launcher.Alive(n.PID) {
 			n.PID, n.Down, n.Role = 0, true, launcher.RoleUnknown
 			continue
 		}
+		wg.Add(1)
+		go func(i int, addr string) {
+			defer wg.Done()
+			errs[i] = ping(ctx, addr)
+		}(i, n.Addr)
+	}
+	wg.Wait()
+	answered, running := 0, 0
+	var lastErr error
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.PID <= 0 {
+			continue
+		}
 		running++
-		if err := ping(ctx, n.Addr); err != nil {
-			lastErr = fmt.Errorf("%s: %w", n.Name, err)
+		if errs[i] != nil {
+			lastErr = fmt.Errorf("%s: %w", n.Name, errs[i])
 			n.Down, n.Role = true, launcher.RoleUnknown
 			continue
 		}

@@ -33,7 +33,7 @@ func startCluster(t *testing.T) *launcher.Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
 	c, err := claunch.Launcher{}.Up(ctx, env, launcher.Spec{Name: "test-cassandra-driver", Nodes: 2, Options: map[string]string{"rf": "2"}})

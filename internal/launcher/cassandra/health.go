@@ -19,8 +19,8 @@ import (
 )
 
 // adminSession opens a CQL session to the one node at addr (host:port): no
-// peer discovery, one connection, every request bounded by queryTimeout.
-func adminSession(addr string) (*gocql.Session, error) {
+// peer discovery, one connection, every request bounded by timeout.
+func adminSession(addr string, timeout time.Duration) (*gocql.Session, error) {
 	h, p, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -32,8 +32,8 @@ func adminSession(addr string) (*gocql.Session, error) {
 	cl := gocql.NewCluster(h)
 	cl.Port = port
 	cl.ProtoVersion = 4
-	cl.Timeout = queryTimeout
-	cl.ConnectTimeout = queryTimeout
+	cl.Timeout = timeout
+	cl.ConnectTimeout = min(timeout, queryTimeout)
 	cl.NumConns = 1
 	cl.DisableInitialHostLookup = true
 	cl.HostFilter = gocql.WhiteListHostFilter(h)
@@ -61,7 +61,7 @@ type sessions struct {
 
 func (s *sessions) get(i int) (*gocql.Session, error) {
 	if s.ss[i] == nil {
-		sess, err := adminSession(s.c.Nodes[i].Addr)
+		sess, err := adminSession(s.c.Nodes[i].Addr, queryTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -207,13 +207,12 @@ func createKeyspace(ctx context.Context, c *launcher.Cluster, cfg config) error 
 		if !launcher.RunsNode(n) {
 			continue
 		}
-		sess, err := adminSession(n.Addr)
+		sess, err := adminSession(n.Addr, schemaTimeout)
 		if err != nil {
 			lastErr = fmt.Errorf("%s: %w", n.Name, err)
 			continue
 		}
 		stmt := fmt.Sprintf(`CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}`, cfg.keyspace, cfg.rf)
-		// schema changes wait for every node: allow more than a query
 		err = sess.Query(stmt).WithContext(ctx).Exec()
 		if err == nil {
 			err = sess.AwaitSchemaAgreement(ctx)

@@ -46,7 +46,8 @@ const (
 	nodeStartTimeout      = 2 * time.Minute
 	stopGrace             = 20 * time.Second
 	queryTimeout          = 2 * time.Second
-	pingTimeout           = 2 * time.Second // a loaded machine delays answers by a second at times
+	schemaTimeout         = 30 * time.Second // a schema change waits for every node
+	pingTimeout           = 2 * time.Second  // a loaded machine delays answers by a second at times
 	pollInterval          = 250 * time.Millisecond
 )
 

@@ -1,15 +1,14 @@
 package cassandra
 
 import (
-	"strings"
-	"syscall"
-
-	"github.com/gocql/gocql"
-
 	"context"
 	"os"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gocql/gocql"
 
 	"github.com/faultbench/faultbench/internal/launcher"
 )
@@ -34,7 +33,7 @@ func up(t *testing.T, spec launcher.Spec) (*launcher.Env, *launcher.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
 	c, err := Launcher{}.Up(ctx, env, spec)
@@ -64,10 +63,13 @@ func up(t *testing.T, spec launcher.Spec) (*launcher.Env, *launcher.Cluster) {
 	return env, c
 }
 
-// TestKillAndRestart starts two nodes (RF 2), writes a row at consistency
-// ALL, kills n2 with SIGKILL, checks that Refresh and WaitHealthy see it
-// gone, starts it again with the same data and reads the row from n2 alone.
-func TestKillAndRestart(t *testing.T) {
+// TestKillRestartAndGrow starts two nodes (RF 2), writes a row at
+// consistency ALL, kills n2 with SIGKILL, checks that Refresh and
+// WaitHealthy see it gone, starts it again with the same data and reads the
+// row from n2 alone; then it grows the cluster by n3 (AddNode: bootstrap on
+// 127.0.0.3) and reads the row at ALL through n3. One cluster for all of
+// it: a start costs a minute or more on the shared machine.
+func TestKillRestartAndGrow(t *testing.T) {
 	needCassandra(t)
 	env, c := up(t, launcher.Spec{Name: "test-cassandra", Nodes: 2, Options: map[string]string{"rf": "2", "keyspace": "fbtest"}})
 	if c.Options[OptRF] != "2" || c.Options[OptKeyspace] != "fbtest" {
@@ -81,10 +83,10 @@ func TestKillAndRestart(t *testing.T) {
 			t.Errorf("%s: role %q down %v id %q, want an up replica with a host id", n.Name, n.Role, n.Down, n.ID)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	s1, err := adminSession(c.Nodes[0].Addr)
+	s1, err := adminSession(c.Nodes[0].Addr, schemaTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func TestKillAndRestart(t *testing.T) {
 	if n2.PID == oldPID || n2.Down || n2.ID != oldID {
 		t.Fatalf("restarted n2: pid %d (was %d) down %v id %s (was %s): want a new pid, up, the same host id", n2.PID, oldPID, n2.Down, n2.ID, oldID)
 	}
-	s2, err := adminSession(n2.Addr)
+	s2, err := adminSession(n2.Addr, schemaTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,5 +139,32 @@ func TestKillAndRestart(t *testing.T) {
 	var v string
 	if err := s2.Query(`SELECT v FROM fbtest.kv WHERE k = 'a'`).Consistency(gocql.One).WithContext(ctx).Scan(&v); err != nil || v != "before-kill" {
 		t.Fatalf("read from restarted n2 at ONE: %q, %v; want before-kill (its commit log replayed)", v, err)
+	}
+
+	start := time.Now()
+	name, err := Launcher{}.AddNode(ctx, env, c)
+	if err != nil {
+		t.Fatalf("AddNode: %v", err)
+	}
+	t.Logf("%s joined in %v", name, time.Since(start).Round(time.Millisecond))
+	n3 := &c.Nodes[len(c.Nodes)-1]
+	if name != "n3" || len(c.Nodes) != 3 || nodeHost(n3) != "127.0.0.3" || n3.ID == "" || n3.Down || n3.Role != launcher.RoleReplica {
+		t.Fatalf("added node %q: %+v (nodes %d)", name, *n3, len(c.Nodes))
+	}
+	if err := (Launcher{}).WaitHealthy(ctx, c); err != nil {
+		t.Fatalf("WaitHealthy with 3 nodes: %v", err)
+	}
+	s3, err := adminSession(n3.Addr, schemaTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	var peers int
+	if err := s3.Query(`SELECT count(*) FROM system.peers_v2`).WithContext(ctx).Scan(&peers); err != nil || peers != 2 {
+		t.Fatalf("n3 knows %d peers (%v), want 2", peers, err)
+	}
+	v = ""
+	if err := s3.Query(`SELECT v FROM fbtest.kv WHERE k = 'a'`).Consistency(gocql.All).WithContext(ctx).Scan(&v); err != nil || v != "before-kill" {
+		t.Fatalf("read at ALL through the added n3: %q, %v; want before-kill", v, err)
 	}
 }

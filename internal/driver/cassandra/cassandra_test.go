@@ -119,6 +119,7 @@ func TestParseConfig(t *testing.T) {
 		{"bad host", map[string]string{PropHosts: "localhost"}, "cassandra.hosts", nil},
 		{"mixed ports", map[string]string{PropHosts: "a:9042,b:9043"}, "same native port", nil},
 		{"unknown key", map[string]string{PropHosts: "h:1", "cassandra.consistancy": "ONE"}, "cassandra.consistancy", nil},
+		{"undeclared launcher-like key", map[string]string{PropHosts: "h:1", "cassandra.heap": "1g"}, "cassandra.heap", nil},
 		{"bad consistency", map[string]string{PropHosts: "h:1", PropConsistency: "MOST"}, "cassandra.consistency", nil},
 		{"read ANY", map[string]string{PropHosts: "h:1", PropReadConsistency: "ANY"}, "cassandra.readconsistency", nil},
 		{"ANY for both", map[string]string{PropHosts: "h:1", PropConsistency: "ANY"}, "cassandra.consistency", nil},
@@ -134,6 +135,7 @@ func TestParseConfig(t *testing.T) {
 			for k, v := range tc.props {
 				p.Set(k, v)
 			}
+			p.Declare("cassandra.rf") // as the targets registry does with the launcher's options
 			c, err := parseConfig(p, "fbtag")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {

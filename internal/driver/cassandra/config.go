@@ -11,13 +11,12 @@ import (
 
 	"github.com/gocql/gocql"
 
-	claunch "github.com/faultbench/faultbench/internal/launcher/cassandra"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
 // Properties the driver reads. Every key starting with "cassandra." is
-// declared; a cassandra.* key that neither this driver nor the cassandra
-// launcher knows is an error naming the key.
+// declared; a cassandra.* key that this driver does not know and nobody
+// declared (the launcher's option keys are) is an error naming the key.
 const (
 	// PropHosts is a comma-separated list of host:port (required; set by
 	// faultbench for a cluster it started). All must use the same port:
@@ -101,19 +100,18 @@ func parseConfig(p *properties.Properties, extra ...string) (config, error) {
 	for _, k := range PropertyNames() {
 		known[k] = true
 	}
-	for _, k := range claunch.OptionNames() {
-		known[k] = true
-	}
 	var unknown []string
 	for _, k := range p.Keys() {
-		if strings.HasPrefix(k, "cassandra.") && !known[k] {
+		// the launcher's option keys are declared by whoever set them
+		// (properties.Declare); they are not the driver's to reject
+		if strings.HasPrefix(k, "cassandra.") && !known[k] && !p.DeclaredExactly(k) {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return config{}, p.Error(unknown[0], "unknown cassandra property (the cassandra driver knows %s; the launcher %s)",
-			strings.Join(PropertyNames(), ", "), strings.Join(claunch.OptionNames(), ", "))
+		return config{}, p.Error(unknown[0], "unknown cassandra property (the cassandra driver knows %s; launcher options go to `cluster up -o` or a scenario's target.options)",
+			strings.Join(PropertyNames(), ", "))
 	}
 
 	var c config

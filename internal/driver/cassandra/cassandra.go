@@ -266,11 +266,16 @@ func scanRow(scan func(dest ...any) bool, cols []string) (map[string][]byte, boo
 // Read implements driver.Driver: the row at key at the read consistency
 // level; outcome.ErrNotFound when there is none.
 func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
+	return d.readAt(ctx, table, key, fields, d.readCL)
+}
+
+// readAt reads the row at key at consistency level cl.
+func (d *Driver) readAt(ctx context.Context, table, key string, fields []string, cl gocql.Consistency) (map[string][]byte, error) {
 	cols, err := d.readColumns("read", fields)
 	if err != nil {
 		return nil, err
 	}
-	iter := d.s.Query(d.stmt("read", table, cols), key).Consistency(d.readCL).WithContext(ctx).Iter()
+	iter := d.s.Query(d.stmt("read", table, cols), key).Consistency(cl).WithContext(ctx).Iter()
 	rec, ok := scanRow(iter.Scan, cols)
 	if err := iter.Close(); err != nil {
 		return nil, classify("read", err)
@@ -280,6 +285,24 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 	}
 	return rec, nil
 }
+
+// ReadStrong is the lost-write check's read (check.StrongReader): the row
+// at consistency ALL, so the newest value any replica holds wins whatever
+// the run's read level; when a replica is down (ALL is unavailable) it
+// reads at QUORUM, which still overlaps every write acknowledged at QUORUM
+// or ALL.
+func (d *Driver) ReadStrong(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
+	rec, err := d.readAt(ctx, table, key, fields, gocql.All)
+	if outcome.ClassOf(err) == outcome.Unavailable {
+		return d.readAt(ctx, table, key, fields, gocql.Quorum)
+	}
+	return rec, err
+}
+
+// strongReader is the check's optional ability (check.StrongReader).
+var _ interface {
+	ReadStrong(ctx context.Context, table, key string, fields []string) (map[string][]byte, error)
+} = (*Driver)(nil)
 
 // Scan implements driver.Driver the way YCSB's binding does: up to count
 // rows from the token of startKey on (token order).

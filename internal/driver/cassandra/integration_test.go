@@ -95,6 +95,9 @@ func TestDriverAgainstCluster(t *testing.T) {
 		if err != nil || string(rec["field0"]) != "a-user1" || string(rec["fbtag"]) != "t" {
 			t.Fatalf("read all fields = %v, %v", rec, err)
 		}
+		if strong, err := one.ReadStrong(ctx, "usertable", "user1", nil); err != nil || string(strong["field0"]) != "a-user1" {
+			t.Fatalf("strong read (ALL) = %v, %v", strong, err)
+		}
 		if _, ok := rec["field2"]; ok {
 			t.Errorf("a column never written (null) must be left out: %v", rec)
 		}

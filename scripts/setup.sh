@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # setup.sh — install what faultbench's targets and tools need, idempotently.
 #
-#   scripts/setup.sh                      everything: redis, postgres, galera, staticcheck, chromium
+#   scripts/setup.sh                      everything: redis, postgres, galera, cassandra, staticcheck, chromium
 #   scripts/setup.sh --only redis         redis-server and redis-cli (Debian's redis-server, redis-tools)
 #   scripts/setup.sh --only postgres      PostgreSQL 15 and pg_auto_failover 2.0 (postgresql-15,
 #                                         postgresql-15-auto-failover, pg-auto-failover-cli)
 #   scripts/setup.sh --only galera        MariaDB 10.11 with Galera 4 (mariadb-server, galera-4, rsync)
+#   scripts/setup.sh --only cassandra     Apache Cassandra's jars from Maven Central into the user's cache
 #   scripts/setup.sh --only staticcheck   staticcheck into $(go env GOPATH)/bin
 #   scripts/setup.sh --only chromium      Debian's chromium (the report test opens report.html in it)
 #
@@ -16,9 +17,14 @@
 # Likewise Debian's PostgreSQL clusters and MariaDB service are stopped and
 # set not to start at boot: faultbench runs its own postgres, pg_autoctl and
 # mariadbd processes on free ports.
+# Cassandra (org.apache.cassandra:cassandra-all, pinned below) and its
+# dependency jars are resolved by Maven from Maven Central only, checksums
+# enforced, into ${XDG_CACHE_HOME:-~/.cache}/faultbench/cassandra-VERSION/lib.
 set -euo pipefail
 
 STATICCHECK_VERSION=v0.8.2
+CASSANDRA_VERSION=5.0.9 # keep equal to cassandra.Version in internal/launcher/cassandra
+MAVEN_CENTRAL=https://repo.maven.apache.org/maven2
 REDIS_MIN_MAJOR=7 # the launchers use --cluster-port and CLUSTER ADDSLOTSRANGE (Redis 7.0)
 
 log=$(mktemp -t faultbench-setup.XXXXXX)
@@ -34,7 +40,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 # as_root runs a command as root: directly, or through sudo.
@@ -191,6 +197,66 @@ setup_galera() {
 	stop_system_mariadb
 }
 
+# setup_cassandra resolves cassandra-all and its runtime dependencies with
+# Maven, from Maven Central alone (a mirror of every repository onto it) and
+# with strict checksums, and copies the jars into the cache directory the
+# launcher reads. A finished copy is marked by lib/.complete; with the marker
+# present nothing is done.
+setup_cassandra() {
+	local cache dir lib tmp major
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}
+	dir="$cache/faultbench/cassandra-$CASSANDRA_VERSION"
+	lib="$dir/lib"
+	[ -f "$lib/.complete" ] && return 0
+	if ! command -v java >/dev/null 2>&1; then
+		apt_install openjdk-17-jre-headless
+	fi
+	major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
+	if ! [[ "$major" =~ ^[0-9]+$ ]] || [ "$major" -lt 11 ] || [ "$major" -gt 17 ]; then
+		die "java ${major:-of unknown version} on PATH: Cassandra $CASSANDRA_VERSION runs on Java 11 or 17 (apt-get install openjdk-17-jre-headless)"
+	fi
+	if ! command -v mvn >/dev/null 2>&1; then
+		apt_install maven
+	fi
+	tmp=$(mktemp -d -t faultbench-cassandra.XXXXXX)
+	# shellcheck disable=SC2064 # expand now: tmp is local
+	trap "rm -rf '$tmp' '$log'" EXIT
+	cat >"$tmp/settings.xml" <<EOF_SETTINGS
+<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
+  <mirrors>
+    <mirror><id>central-only</id><mirrorOf>*</mirrorOf><url>$MAVEN_CENTRAL</url></mirror>
+  </mirrors>
+</settings>
+EOF_SETTINGS
+	cat >"$tmp/pom.xml" <<EOF_POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>faultbench</groupId>
+  <artifactId>cassandra-jars</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.cassandra</groupId>
+      <artifactId>cassandra-all</artifactId>
+      <version>$CASSANDRA_VERSION</version>
+    </dependency>
+  </dependencies>
+</project>
+EOF_POM
+	rm -rf "$lib.partial"
+	mkdir -p "$dir"
+	(cd "$tmp" && mvn -B -q -s "$tmp/settings.xml" --strict-checksums \
+		dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$lib.partial") >>"$log" 2>&1 ||
+		die "mvn could not resolve org.apache.cassandra:cassandra-all:$CASSANDRA_VERSION from Maven Central"
+	[ -f "$lib.partial/cassandra-all-$CASSANDRA_VERSION.jar" ] ||
+		die "mvn ran but cassandra-all-$CASSANDRA_VERSION.jar is not in $lib.partial"
+	rm -rf "$lib"
+	mv "$lib.partial" "$lib"
+	echo "org.apache.cassandra:cassandra-all:$CASSANDRA_VERSION" >"$lib/.complete"
+	rm -rf "$tmp"
+}
+
 setup_staticcheck() {
 	command -v go >/dev/null 2>&1 || die "go not found on PATH: install Go first"
 	local gopath
@@ -213,7 +279,7 @@ only=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--only)
-		[ $# -ge 2 ] || die "--only needs one of: redis, postgres, galera, staticcheck, chromium"
+		[ $# -ge 2 ] || die "--only needs one of: redis, postgres, galera, cassandra, staticcheck, chromium"
 		only=$2
 		shift 2
 		;;
@@ -236,13 +302,15 @@ case "$only" in
 	setup_redis
 	setup_postgres
 	setup_galera
+	setup_cassandra
 	setup_staticcheck
 	setup_chromium
 	;;
 redis) setup_redis ;;
 postgres) setup_postgres ;;
 galera) setup_galera ;;
+cassandra) setup_cassandra ;;
 staticcheck) setup_staticcheck ;;
 chromium) setup_chromium ;;
-*) die "--only $only: want redis, postgres, galera, staticcheck or chromium" ;;
+*) die "--only $only: want redis, postgres, galera, cassandra, staticcheck or chromium" ;;
 esac

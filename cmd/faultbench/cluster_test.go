@@ -45,3 +45,44 @@ func TestClusterNodes(t *testing.T) {
 		}
 	}
 }
+
+func TestApplyOptionFlags(t *testing.T) {
+	reg := targets.Builtin()
+	cass, err := reg.Get("cassandra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcd, err := reg.Get("etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		kind *targets.Target
+		rf   string
+		opts map[string]string
+		want string // cassandra.rf afterwards
+		err  string
+	}{
+		{"not given", cass, "", map[string]string{}, "", ""},
+		{"given", cass, "2", map[string]string{}, "2", ""},
+		{"agrees with -o", cass, "2", map[string]string{"cassandra.rf": "2"}, "2", ""},
+		{"disagrees with -o", cass, "2", map[string]string{"cassandra.rf": "3"}, "", "--rf 2 and -o cassandra.rf=3 disagree"},
+		{"other kind", etcd, "2", map[string]string{}, "", "--rf is for cassandra"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rf := tc.rf
+			err := applyOptionFlags(tc.kind, map[string]optionFlag{"rf": {owner: cass, option: "cassandra.rf", v: &rf}}, tc.opts)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || tc.opts["cassandra.rf"] != tc.want {
+				t.Fatalf("options %v, err %v; want cassandra.rf=%q", tc.opts, err, tc.want)
+			}
+		})
+	}
+}

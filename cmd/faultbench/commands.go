@@ -171,6 +171,7 @@ const clusterExamples = `  faultbench cluster up etcd --nodes 3
   faultbench cluster up redis-cluster --nodes 3 --replicas 1 -o redis.cluster-node-timeout=1000
   faultbench cluster up txkv --servers 3                  # coordinator + 3 region servers
   faultbench cluster up etcd --nodes 5 --net              # each member in its own network namespace (root)
+  faultbench cluster up cassandra --nodes 3 --rf 3
   faultbench cluster status etcd
   faultbench cluster down etcd`
 
@@ -186,6 +187,13 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 			aliases[a] = nodesAlias{owner: t, n: fs.Int(a, 0, fmt.Sprintf("%s only: the same as --nodes (%s)", k, t.Size.NodesAre))}
 		}
 	}
+	optFlags := map[string]optionFlag{}
+	for _, k := range reg.Kinds() {
+		t, _ := reg.Get(k)
+		for _, of := range t.OptionFlags {
+			optFlags[of.Flag] = optionFlag{owner: t, option: of.Option, v: fs.String(of.Flag, "", fmt.Sprintf("%s only: %s (the same as -o %s=V)", k, of.Usage, of.Option))}
+		}
+	}
 	replicas := fs.Int("replicas", -1, "replicas per master ("+strings.Join(withReplicas(reg), ", ")+"); default per target")
 	dir := fs.String("dir", "", "directory for node data and logs (default: a new temp dir)")
 	name := fs.String("name", "", "cluster name in the state file (default: the target)")
@@ -194,7 +202,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	var opts listFlag
 	fs.Var(&opts, "o", "launcher option `key=value` (repeatable), see docs/targets-*.md")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
-	timeout := fs.Duration("timeout", 90*time.Second, "deadline for the cluster to become healthy")
+	timeout := fs.Duration("timeout", 0, "deadline for the cluster to become healthy (default per target: 2m, cassandra 5m)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -222,7 +230,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 		}
 		return usagef("%s %q: %s", what, cname, clusterctl.NameRule)
 	}
-	if *timeout <= 0 {
+	if set["timeout"] && *timeout <= 0 {
 		return usagef("--timeout %v: must be positive (e.g. 90s)", *timeout)
 	}
 	var t *targets.Target
@@ -268,7 +276,21 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 			}
 			o[k] = v
 		}
+		if err := applyOptionFlags(t, optFlags, o); err != nil {
+			return err
+		}
+		if !set["timeout"] {
+			*timeout = t.StartTimeout()
+		}
 	} else {
+		if !set["timeout"] {
+			*timeout = 2 * time.Minute
+		}
+		for name, of := range optFlags {
+			if set[name] {
+				return usagef("--%s is for `cluster up %s`, not `cluster %s`", name, of.owner.Kind, action)
+			}
+		}
 		for _, f := range []string{"nodes", "replicas", "dir", "o", "keep-data", "net"} {
 			if set[f] && !(f == "keep-data" && action == "down") {
 				return usagef("--%s is for `cluster up`, not `cluster %s`", f, action)
@@ -295,6 +317,9 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 		_, err = m.Status(ctx, c.Name, a.stdout)
 		return err
 	case "down":
+		if *timeout <= 0 {
+			*timeout = 2 * time.Minute
+		}
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *timeout)
 		defer cancel()
 		if err := m.Down(dctx, cname); err != nil {
@@ -335,6 +360,34 @@ func (a *app) clusterStatusAll(ctx context.Context, stateDir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// optionFlag is a `cluster up` flag that sets a launcher option of one
+// target kind (targets.OptionFlag).
+type optionFlag struct {
+	owner  *targets.Target
+	option string
+	v      *string
+}
+
+// applyOptionFlags moves the option flags given on the command line into
+// the launcher options o: a flag of another kind is refused, and a flag
+// and an -o of the same option must agree.
+func applyOptionFlags(t *targets.Target, flags map[string]optionFlag, o map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		f := flags[name]
+		if *f.v == "" {
+			continue
+		}
+		if f.owner != t {
+			return usagef("--%s is for %s; %s has no such option", name, f.owner.Kind, t.Kind)
+		}
+		if old, ok := o[f.option]; ok && old != *f.v {
+			return usagef("--%s %s and -o %s=%s disagree; give one", name, *f.v, f.option, old)
+		}
+		o[f.option] = *f.v
+	}
+	return nil
 }
 
 // clusterNodes reconciles --nodes with the target's alias for it (txkv's

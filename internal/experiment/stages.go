@@ -173,7 +173,7 @@ func (r *scenarioRun) up(ctx context.Context) error {
 	}
 	r.manager = clusterctl.New(r.s.StateDir, lenv, r.s.Targets)
 	fmt.Fprintf(r.s.Err, "starting %s cluster: %d nodes, %d replicas ...\n", r.tgt.Kind, sc.Target.Nodes, *sc.Target.Replicas)
-	uctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	uctx, cancel := context.WithTimeout(ctx, r.tgt.StartTimeout())
 	defer cancel()
 	c, err := r.manager.Up(uctx, r.tgt.Kind, launcher.Spec{
 		Name: "run-" + filepath.Base(r.run.Dir), Nodes: sc.Target.Nodes, Replicas: *sc.Target.Replicas,
@@ -191,7 +191,7 @@ func (r *scenarioRun) up(ctx context.Context) error {
 			return err
 		}
 	}
-	r.faults = &fault.Cluster{Launcher: r.tgt.Launcher, Env: lenv, Cluster: c, Events: r.run.Events, Save: r.manager.Save}
+	r.faults = &fault.Cluster{Launcher: r.tgt.Launcher, Env: lenv, Cluster: c, Events: r.run.Events, Save: r.manager.Save, HealthTimeout: r.tgt.UpTimeout}
 	r.run.Events.Emit(event.ClusterHealthy, strings.Join(c.NodeNames(), ","), "cluster up")
 	return nil
 }

@@ -210,3 +210,25 @@ func TestResolvedClientFaultKeepsHold(t *testing.T) {
 		t.Errorf("resolved step %+v", st)
 	}
 }
+
+// TestSetDottedKeys: property and option names contain dots; --set keeps
+// them one key inside target.driver, target.options and workload.properties.
+func TestSetDottedKeys(t *testing.T) {
+	sc, err := Parse([]byte(base), "file.yaml", []string{
+		"target.driver.cassandra.consistency=QUORUM",
+		"target.options.cassandra.rf=2",
+		"workload.properties.measurement.window=100ms",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Target.Driver["cassandra.consistency"]; got != "QUORUM" {
+		t.Errorf("target.driver = %v, want cassandra.consistency=QUORUM", sc.Target.Driver)
+	}
+	if got := sc.Target.Options["cassandra.rf"]; got != "2" {
+		t.Errorf("target.options = %v, want cassandra.rf=2", sc.Target.Options)
+	}
+	if got := sc.Workload.Properties["measurement.window"]; got != "100ms" {
+		t.Errorf("workload.properties = %v, want measurement.window=100ms", sc.Workload.Properties)
+	}
+}

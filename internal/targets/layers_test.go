@@ -60,7 +60,7 @@ func TestLayers(t *testing.T) {
 	}{
 		{[]string{"internal/workload", "internal/measure", "internal/analyze", "internal/outcome"},
 			[]string{"internal/driver", "internal/launcher", "internal/targets"}, "measurement and analysis are database-agnostic"},
-		{[]string{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb"},
+		{[]string{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra"},
 			[]string{"internal/launcher", "internal/targets", "internal/experiment"}, "a driver talks to a database, it does not start one"},
 		{[]string{"internal/fault"}, []string{"internal/driver", "internal/targets"}, "faults act on clusters; client faults through fault's own interface"},
 		{[]string{"internal/report"}, []string{"internal/driver", "internal/launcher", "internal/clusterctl", "internal/runner", "internal/experiment", "internal/targets"},

@@ -15,13 +15,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/faultbench/faultbench/internal/driver"
+	cassandradriver "github.com/faultbench/faultbench/internal/driver/cassandra"
 	etcddriver "github.com/faultbench/faultbench/internal/driver/etcd"
 	redisdriver "github.com/faultbench/faultbench/internal/driver/redis"
 	"github.com/faultbench/faultbench/internal/driver/sqldb"
 	txkvdriver "github.com/faultbench/faultbench/internal/driver/txkv"
 	"github.com/faultbench/faultbench/internal/launcher"
+	cassandralauncher "github.com/faultbench/faultbench/internal/launcher/cassandra"
 	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
 	"github.com/faultbench/faultbench/internal/launcher/galera"
 	"github.com/faultbench/faultbench/internal/launcher/postgresha"
@@ -66,6 +69,32 @@ type Target struct {
 	// DefaultVictim is the node selector a failure hits when a scenario or
 	// the Under Pressure Benchmark names none (e.g. "leader").
 	DefaultVictim string
+	// OptionFlags are `cluster up` flags that set a launcher option of
+	// this kind (cassandra's --rf for cassandra.rf).
+	OptionFlags []OptionFlag
+	// UpTimeout is how long starting a cluster, and each wait for health
+	// or a restarted node during faults, may take (0: DefaultUpTimeout for
+	// starting, the fault package's default for the rest); JVM-based kinds
+	// start slowly, the more so under load.
+	UpTimeout time.Duration
+}
+
+// OptionFlag is a `cluster up` flag that sets a launcher option.
+type OptionFlag struct {
+	Flag   string // flag name without dashes, e.g. "rf"
+	Option string // the launcher option it sets, e.g. "cassandra.rf"
+	Usage  string // one line for --help
+}
+
+// DefaultUpTimeout bounds starting a cluster when the kind says nothing.
+const DefaultUpTimeout = 2 * time.Minute
+
+// StartTimeout is how long starting a cluster of this kind may take.
+func (t *Target) StartTimeout() time.Duration {
+	if t.UpTimeout > 0 {
+		return t.UpTimeout
+	}
+	return DefaultUpTimeout
 }
 
 // Sizing is how a kind's clusters are sized, counted and described.
@@ -276,7 +305,48 @@ func Entries() []*Target {
 				},
 			},
 		},
+		{
+			Kind:      "cassandra",
+			Help:      "Apache Cassandra " + cassandralauncher.Version + " (jars from Maven Central, one JVM per node on 127.0.0.x)",
+			Docs:      "docs/targets-cassandra.md",
+			NewDriver: cassandradriver.New,
+			Launcher:  cassandralauncher.Launcher{},
+			// cassandra.keyspace is a driver property too: no warning for it
+			LauncherOptions: without(cassandralauncher.OptionNames(), cassandralauncher.OptKeyspace),
+			EndpointKey:     cassandradriver.PropHosts,
+			PropertyPrefix:  "cassandra.",
+			Connect:         connectCassandra,
+			DefaultVictim:   "random",
+			OptionFlags: []OptionFlag{{Flag: "rf", Option: cassandralauncher.OptRF,
+				Usage: "replication factor of the keyspace (default 3, or the number of nodes if fewer)"}},
+			UpTimeout: 5 * time.Minute,
+			Size: Sizing{
+				Nodes: 3, NodesAre: "nodes",
+				// at QUORUM with the default replication factor min(3, nodes)
+				FaultTolerance: func(n, _ int) int { return (min(3, n) - 1) / 2 },
+			},
+		},
 	}
+}
+
+// connectCassandra points the driver at every node and at the keyspace
+// the launcher created.
+func connectCassandra(p *properties.Properties, c *launcher.Cluster) {
+	ConnectList(cassandradriver.PropHosts)(p, c)
+	if ks := c.Options[cassandralauncher.OptKeyspace]; ks != "" && !p.Has(cassandradriver.PropKeyspace) {
+		p.Set(cassandradriver.PropKeyspace, ks)
+	}
+}
+
+// without returns xs minus drop.
+func without(xs []string, drop string) []string {
+	var out []string
+	for _, x := range xs {
+		if x != drop {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Validate checks that an entry is complete: every field the rest of

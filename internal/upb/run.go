@@ -270,7 +270,7 @@ func (r *run) stepK(ctx context.Context, k int) (err error) {
 	kdir := filepath.Join(r.dir, fmt.Sprintf("k%d", k))
 	fmt.Fprintf(r.s.Err, "K=%d: starting a %s cluster of %s ...\n", k, r.tgt.Kind, r.tgt.Describe(nodes, replicas))
 	sc := r.s.Scenario
-	uctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	uctx, cancel := context.WithTimeout(ctx, r.tgt.StartTimeout())
 	c, err := r.m.Up(uctx, r.tgt.Kind, launcher.Spec{
 		Name: fmt.Sprintf("upb-%s-k%d", filepath.Base(r.dir), k), Nodes: nodes, Replicas: replicas,
 		Dir: filepath.Join(kdir, "cluster"), KeepData: sc.Target.KeepData, Options: sc.Target.Options,
@@ -322,7 +322,7 @@ func (r *run) stepK(ctx context.Context, k int) (err error) {
 	if k == 0 {
 		return nil
 	}
-	ft := &fault.Cluster{Launcher: r.tgt.Launcher, Env: r.env, Cluster: c, Events: r.evs, Save: r.m.Save}
+	ft := &fault.Cluster{Launcher: r.tgt.Launcher, Env: r.env, Cluster: c, Events: r.evs, Save: r.m.Save, HealthTimeout: r.tgt.UpTimeout}
 	reg := fault.NewRegistry()
 	var failed []string
 	for f := 1; f <= k; f++ {

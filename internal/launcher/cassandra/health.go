@@ -1,14 +1,12 @@
 package cassandra
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"log"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -94,7 +92,7 @@ func waitUp(ctx context.Context, c *launcher.Cluster, upTo, starting int) error 
 		if starting >= 0 {
 			n := &c.Nodes[starting]
 			if !launcher.Alive(n.PID) {
-				return fmt.Errorf("%s (pid %d) %w; last lines of %s:\n%s", n.Name, n.PID, errExited, n.LogFile, logTail(n.LogFile, 12))
+				return fmt.Errorf("%s (pid %d) %w:\n%s", n.Name, n.PID, errExited, launcher.LogTail(n.LogFile, 12))
 			}
 		}
 		reason := notUp(ctx, c, s, upTo, starting)
@@ -259,27 +257,4 @@ func ping(ctx context.Context, addr string) error {
 		return fmt.Errorf("OPTIONS: answer of %d bytes", n)
 	}
 	return nil
-}
-
-// logTail returns the last n lines of file, for error messages.
-func logTail(file string, n int) string {
-	f, err := os.Open(file)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	const max = 16 << 10
-	if st, err := f.Stat(); err == nil && st.Size() > max {
-		_, _ = f.Seek(st.Size()-max, 0)
-	}
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "  " + strings.Join(lines, "\n  ")
 }

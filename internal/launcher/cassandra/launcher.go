@@ -100,32 +100,6 @@ func commonPort(env *launcher.Env, hosts []string, used map[int]bool) (int, erro
 	return 0, fmt.Errorf("no port free on all of %s after 50 tries", strings.Join(hosts, ", "))
 }
 
-// clusterDir creates the cluster's root directory: spec.Dir, or a new temp
-// dir. It refuses a directory that still holds a node's data.
-func clusterDir(spec launcher.Spec) (dir string, temp bool, err error) {
-	if spec.Dir == "" {
-		d, err := os.MkdirTemp("", "faultbench-cassandra-*")
-		if err != nil {
-			return "", false, fmt.Errorf("creating a temp dir: %w", err)
-		}
-		return d, true, nil
-	}
-	dir, err = filepath.Abs(spec.Dir)
-	if err != nil {
-		return "", false, fmt.Errorf("cluster dir %s: %w", spec.Dir, err)
-	}
-	for i := 1; i <= spec.Nodes; i++ {
-		db := filepath.Join(dir, "n"+strconv.Itoa(i), "db")
-		if entries, err := os.ReadDir(db); err == nil && len(entries) > 0 {
-			return "", false, fmt.Errorf("%s already holds node data (a cluster left behind?): stop it with `faultbench cluster down`, remove the directory or choose another", db)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", false, fmt.Errorf("creating cluster dir: %w", err)
-	}
-	return dir, false, nil
-}
-
 // planNodes assigns names, directories, addresses and the two cluster-wide
 // ports to n nodes.
 func planNodes(env *launcher.Env, dir string, n int) ([]nodePlan, error) {
@@ -223,9 +197,9 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 	if err := checkJava(ctx, cfg.java); err != nil {
 		return nil, fmt.Errorf("cassandra: %w", err)
 	}
-	ctx, cancel := withDefaultTimeout(ctx, defaultUpTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultUpTimeout)
 	defer cancel()
-	dir, temp, err := clusterDir(spec)
+	dir, temp, err := launcher.ClusterDir(spec, "cassandra", launcher.NodeDataDirs(spec.Nodes, "db"))
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: %w", err)
 	}
@@ -309,7 +283,7 @@ func startAndJoin(ctx context.Context, env *launcher.Env, c *launcher.Cluster, i
 		return fmt.Errorf("starting %s: %w", n.Name, err)
 	}
 	n.PID, n.Down = pid, false
-	sctx, cancel := withDefaultTimeout(ctx, nodeStartTimeout)
+	sctx, cancel := launcher.WithDefaultTimeout(ctx, nodeStartTimeout)
 	defer cancel()
 	if err := waitUp(sctx, c, upTo, i); err != nil {
 		_ = launcher.Kill(context.WithoutCancel(ctx), pid)
@@ -394,7 +368,7 @@ func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 // replication factor and consistency level allow). Without a deadline on
 // ctx it gives up after two minutes; the error says what it waited for.
 func (Launcher) WaitHealthy(ctx context.Context, c *launcher.Cluster) error {
-	ctx, cancel := withDefaultTimeout(ctx, defaultHealthyTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultHealthyTimeout)
 	defer cancel()
 	return waitUp(ctx, c, len(c.Nodes), -1)
 }
@@ -405,14 +379,6 @@ func stopAll(c *launcher.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_ = launcher.Down(ctx, c, stopGrace)
-}
-
-// withDefaultTimeout bounds ctx by d when it has no deadline of its own.
-func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, d)
 }
 
 // errExited says a node's process ended while the launcher waited for it.

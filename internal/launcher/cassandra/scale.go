@@ -64,7 +64,7 @@ func (Launcher) AddNode(ctx context.Context, env *launcher.Env, c *launcher.Clus
 		Name: p.name, Addr: p.addr(), PeerAddr: p.peerAddr(), DataDir: p.dbDir,
 		LogFile: p.logFile, Argv: p.argv(cfg), Down: true,
 	})
-	ctx, cancel := withDefaultTimeout(ctx, nodeStartTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, nodeStartTimeout)
 	defer cancel()
 	if err := startAndJoin(ctx, env, c, i, len(c.Nodes)); err != nil {
 		// the node never joined: forget it (its files stay for the log)

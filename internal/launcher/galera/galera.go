@@ -102,9 +102,9 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 	if os.Geteuid() != 0 {
 		return nil, errors.New("galera: faultbench must run as root to start galera (mariadbd runs as the mysql user)")
 	}
-	ctx, cancel := withDefaultTimeout(ctx, defaultUpTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultUpTimeout)
 	defer cancel()
-	dir, temp, err := clusterDir(spec)
+	dir, temp, err := launcher.ClusterDir(spec, "galera", launcher.NodeDataDirs(spec.Nodes, "data"))
 	if err != nil {
 		return nil, fmt.Errorf("galera: %w", err)
 	}
@@ -159,27 +159,6 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 	}
 	ok = true
 	return c, nil
-}
-
-func clusterDir(spec launcher.Spec) (string, bool, error) {
-	if spec.Dir == "" {
-		d, err := os.MkdirTemp("", "faultbench-galera-*")
-		if err != nil {
-			return "", false, fmt.Errorf("creating a temp dir: %w", err)
-		}
-		return d, true, os.Chmod(d, 0o755)
-	}
-	dir, err := filepath.Abs(spec.Dir)
-	if err != nil {
-		return "", false, fmt.Errorf("cluster dir %s: %w", spec.Dir, err)
-	}
-	for i := 1; i <= spec.Nodes; i++ {
-		data := filepath.Join(dir, "n"+strconv.Itoa(i), "data")
-		if entries, err := os.ReadDir(data); err == nil && len(entries) > 0 {
-			return "", false, fmt.Errorf("%s already holds node data (a cluster left behind?): stop it with `faultbench cluster down`, remove the directory or choose another", data)
-		}
-	}
-	return dir, false, os.MkdirAll(dir, 0o755)
 }
 
 // planNodes assigns four distinct ports on env.Addrs.Host(i) to node i.
@@ -344,7 +323,7 @@ func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, cfg 
 		}
 		if !launcher.Alive(pid) {
 			n.PID, n.Down = 0, true
-			return fmt.Errorf("%s (pid %d) exited while starting; see %s: %s", n.Name, pid, n.LogFile, logTail(n.LogFile, 3))
+			return fmt.Errorf("%s (pid %d) exited while starting:\n%s", n.Name, pid, launcher.LogTail(n.LogFile, 3))
 		}
 		select {
 		case <-wctx.Done():
@@ -488,7 +467,7 @@ func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 // WaitHealthy waits until every up node is Synced, in a primary component
 // whose size is the number of up nodes.
 func (Launcher) WaitHealthy(ctx context.Context, c *launcher.Cluster) error {
-	ctx, cancel := withDefaultTimeout(ctx, defaultHealthyTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultHealthyTimeout)
 	defer cancel()
 	var last string
 	for {
@@ -534,24 +513,4 @@ func stopAll(c *launcher.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_ = launcher.Down(ctx, c, stopGrace)
-}
-
-func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, d)
-}
-
-// logTail returns the last n lines of file, joined.
-func logTail(file string, n int) string {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

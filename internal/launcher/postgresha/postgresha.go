@@ -118,9 +118,9 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 	if os.Geteuid() != 0 {
 		return nil, errors.New("postgres-ha: faultbench must run as root to start postgres-ha (it runs each pg_autoctl as the postgres user in its own PID namespace)")
 	}
-	ctx, cancel := withDefaultTimeout(ctx, defaultUpTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultUpTimeout)
 	defer cancel()
-	dir, temp, err := clusterDir(spec)
+	dir, temp, err := launcher.ClusterDir(spec, "postgres-ha", append(launcher.NodeDataDirs(spec.Nodes, "pgdata"), filepath.Join(MonitorName, "pgdata")))
 	if err != nil {
 		return nil, fmt.Errorf("postgres-ha: %w", err)
 	}
@@ -166,36 +166,6 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 	}
 	ok = true
 	return c, nil
-}
-
-// clusterDir creates the cluster's root directory: spec.Dir, or a new temp
-// dir. It refuses a directory that still holds a node's data.
-func clusterDir(spec launcher.Spec) (dir string, temp bool, err error) {
-	if spec.Dir == "" {
-		d, err := os.MkdirTemp("", "faultbench-postgres-ha-*")
-		if err != nil {
-			return "", false, fmt.Errorf("creating a temp dir: %w", err)
-		}
-		return d, true, os.Chmod(d, 0o755)
-	}
-	dir, err = filepath.Abs(spec.Dir)
-	if err != nil {
-		return "", false, fmt.Errorf("cluster dir %s: %w", spec.Dir, err)
-	}
-	names := []string{MonitorName}
-	for i := 1; i <= spec.Nodes; i++ {
-		names = append(names, "n"+strconv.Itoa(i))
-	}
-	for _, n := range names {
-		data := filepath.Join(dir, n, "pgdata")
-		if entries, err := os.ReadDir(data); err == nil && len(entries) > 0 {
-			return "", false, fmt.Errorf("%s already holds node data (a cluster left behind?): stop it with `faultbench cluster down`, remove the directory or choose another", data)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", false, fmt.Errorf("creating cluster dir: %w", err)
-	}
-	return dir, false, nil
 }
 
 // planNodes assigns directories and addresses (from env.Addrs) to the
@@ -463,7 +433,7 @@ func (l Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.
 	if err != nil {
 		return err
 	}
-	ctx, cancel := withDefaultTimeout(ctx, nodeStartTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, nodeStartTimeout)
 	defer cancel()
 	if name == MonitorName || strings.HasSuffix(name, KeeperSuffix) {
 		if alive(n.PID) && launcher.RunsNode(n) {
@@ -598,7 +568,7 @@ func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 // state equal to assigned state), and the primary's postgres takes writes.
 // Data nodes whose keeper is down (killed, stopped) are not waited for.
 func (Launcher) WaitHealthy(ctx context.Context, c *launcher.Cluster) error {
-	ctx, cancel := withDefaultTimeout(ctx, defaultHealthyTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultHealthyTimeout)
 	defer cancel()
 	mon, err := c.Node(MonitorName)
 	if err != nil {
@@ -676,14 +646,6 @@ func stopAll(c *launcher.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_ = launcher.Down(ctx, c, stopGrace)
-}
-
-// withDefaultTimeout bounds ctx by d unless it has a deadline already.
-func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, d)
 }
 
 // Endpoints returns the client addresses of the data nodes (the postgres

@@ -46,9 +46,9 @@ func (l ClusterLauncher) Up(ctx context.Context, env *launcher.Env, spec launche
 	if total > 256 {
 		return nil, fmt.Errorf("redis-cluster: %d masters with %d replicas each is %d nodes, more than 256 on one machine", spec.Nodes, spec.Replicas, total)
 	}
-	ctx, cancel := withDefaultTimeout(ctx, defaultUpTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultUpTimeout)
 	defer cancel()
-	dir, temp, err := clusterDir(spec, total)
+	dir, temp, err := launcher.ClusterDir(spec, "redis", launcher.NodeDataDirs(total, "data"))
 	if err != nil {
 		return nil, fmt.Errorf("redis-cluster: %w", err)
 	}
@@ -246,7 +246,7 @@ func (ClusterLauncher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 // deadline on ctx it gives up after a minute; the error names the node and
 // what it was still waiting for.
 func (ClusterLauncher) WaitHealthy(ctx context.Context, c *launcher.Cluster) error {
-	ctx, cancel := withDefaultTimeout(ctx, defaultHealthyTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultHealthyTimeout)
 	defer cancel()
 	a := newAdmins(c)
 	defer a.close()

@@ -266,32 +266,6 @@ func (p *nodePlan) argv(cfg config) []string {
 	return a
 }
 
-// clusterDir creates the cluster's root directory: spec.Dir, or a new temp
-// dir. It refuses a directory that still holds a node's data.
-func clusterDir(spec launcher.Spec, nodes int) (dir string, temp bool, err error) {
-	if spec.Dir == "" {
-		d, err := os.MkdirTemp("", "faultbench-redis-*")
-		if err != nil {
-			return "", false, fmt.Errorf("creating a temp dir: %w", err)
-		}
-		return d, true, nil
-	}
-	dir, err = filepath.Abs(spec.Dir)
-	if err != nil {
-		return "", false, fmt.Errorf("cluster dir %s: %w", spec.Dir, err)
-	}
-	for i := 1; i <= nodes; i++ {
-		data := filepath.Join(dir, "n"+strconv.Itoa(i), "data")
-		if entries, err := os.ReadDir(data); err == nil && len(entries) > 0 {
-			return "", false, fmt.Errorf("%s already holds node data (a cluster left behind?): stop it with `faultbench cluster down`, remove the directory or choose another", data)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", false, fmt.Errorf("creating cluster dir: %w", err)
-	}
-	return dir, false, nil
-}
-
 // planNodes assigns names, directories and addresses (from env.Addrs, the
 // only source of addresses) to n nodes. Ports are distinct within the plan.
 func planNodes(env *launcher.Env, dir string, n int, bus bool) ([]nodePlan, error) {
@@ -421,7 +395,7 @@ func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, n *l
 // answers INFO with its own pid. The TCP probe comes first so that go-redis
 // never sees a refused dial (its pool would then back off for a second).
 func waitProcess(ctx context.Context, n *launcher.Node) error {
-	ctx, cancel := withDefaultTimeout(ctx, nodeStartTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, nodeStartTimeout)
 	defer cancel()
 	exited := func() error {
 		tail := launcher.LogTail(n.LogFile, 8)
@@ -517,14 +491,6 @@ func adminClient(addr string) *goredis.Client {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
-}
-
-// withDefaultTimeout bounds ctx by d when it has no deadline of its own.
-func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, d)
 }
 
 // infoField returns the value of field in an INFO or CLUSTER INFO reply.

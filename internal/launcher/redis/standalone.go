@@ -51,10 +51,10 @@ func (l StandaloneLauncher) Up(ctx context.Context, env *launcher.Env, spec laun
 			return nil, fmt.Errorf("redis: option %s applies to redis-cluster only", k)
 		}
 	}
-	ctx, cancel := withDefaultTimeout(ctx, defaultUpTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultUpTimeout)
 	defer cancel()
 	total := 1 + spec.Replicas
-	dir, temp, err := clusterDir(spec, total)
+	dir, temp, err := launcher.ClusterDir(spec, "redis", launcher.NodeDataDirs(total, "data"))
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
@@ -163,7 +163,7 @@ func nodeRole(ctx context.Context, cl *goredis.Client) (string, error) {
 // deadline on ctx it gives up after a minute; the error names the node and
 // what it was still waiting for.
 func (StandaloneLauncher) WaitHealthy(ctx context.Context, c *launcher.Cluster) error {
-	ctx, cancel := withDefaultTimeout(ctx, defaultHealthyTimeout)
+	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultHealthyTimeout)
 	defer cancel()
 	a := newAdmins(c)
 	defer a.close()

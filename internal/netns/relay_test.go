@@ -127,7 +127,11 @@ func TestDelayRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cmds []*exec.Cmd
+	type proc struct {
+		pid    int
+		exited chan struct{} // closed when Wait returned
+	}
+	var cmds []proc
 	spawn := func(argv []string, logFile string) (int, error) {
 		lf, err := os.Create(logFile)
 		if err != nil {
@@ -140,8 +144,9 @@ func TestDelayRelay(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			return 0, err
 		}
-		cmds = append(cmds, cmd)
-		go func() { _ = cmd.Wait() }()
+		p := proc{pid: cmd.Process.Pid, exited: make(chan struct{})}
+		cmds = append(cmds, p)
+		go func() { _ = cmd.Wait(); close(p.exited) }()
 		return cmd.Process.Pid, nil
 	}
 	const delay = 150 * time.Millisecond
@@ -187,12 +192,10 @@ func TestDelayRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range cmds {
-		deadline := time.Now().Add(5 * time.Second)
-		for c.ProcessState == nil && syscall.Kill(c.Process.Pid, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if syscall.Kill(c.Process.Pid, 0) == nil && c.ProcessState == nil {
-			t.Errorf("relay pid %d still runs after heal", c.Process.Pid)
+		select {
+		case <-c.exited:
+		case <-time.After(5 * time.Second):
+			t.Errorf("relay pid %d still runs 5 s after the heal", c.pid)
 		}
 	}
 	if d := rtt(t, n1.NS, a2); d >= delay {

@@ -137,8 +137,13 @@ func TestKillRestartAndGrow(t *testing.T) {
 	}
 	defer s2.Close()
 	var v string
-	if err := s2.Query(`SELECT v FROM fbtest.kv WHERE k = 'a'`).Consistency(gocql.One).WithContext(ctx).Scan(&v); err != nil || v != "before-kill" {
-		t.Fatalf("read from restarted n2 at ONE: %q, %v; want before-kill (its commit log replayed)", v, err)
+	// at ALL through the restarted node: it serves with its old identity,
+	// and the write survives in the cluster. (At ONE the restarted node may
+	// miss it: with periodic commit-log sync a kill -9 can lose the last
+	// writes it acknowledged, which is what a failover scenario's lost-write
+	// check is for; seen once in a clean-clone run.)
+	if err := s2.Query(`SELECT v FROM fbtest.kv WHERE k = 'a'`).Consistency(gocql.All).WithContext(ctx).Scan(&v); err != nil || v != "before-kill" {
+		t.Fatalf("read through restarted n2 at ALL: %q, %v; want before-kill", v, err)
 	}
 
 	start := time.Now()

@@ -10,6 +10,7 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -195,4 +196,16 @@ func (r *Registry) Kinds() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// NewCluster returns the record of a new cluster of kind (no nodes yet)
+// owned by this process: named spec.Name (default: the kind), rooted at
+// dir (temp: faultbench created it), with the launcher's resolved options.
+func NewCluster(kind string, spec Spec, dir string, temp bool, options map[string]string) *Cluster {
+	name := spec.Name
+	if name == "" {
+		name = kind
+	}
+	return &Cluster{Kind: kind, Name: name, Dir: dir, Options: options, Detached: spec.Detached,
+		OwnerPID: os.Getpid(), KeepData: spec.KeepData, TempDir: temp, CreatedAt: time.Now().UTC()}
 }

@@ -240,21 +240,7 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 
 // newCluster returns the Cluster record for plans (nodes not yet started).
 func newCluster(spec launcher.Spec, dir string, temp bool, cfg config, plans []nodePlan) *launcher.Cluster {
-	name := spec.Name
-	if name == "" {
-		name = Kind
-	}
-	c := &launcher.Cluster{
-		Kind:      Kind,
-		Name:      name,
-		Dir:       dir,
-		Options:   cfg.options(),
-		Detached:  spec.Detached,
-		OwnerPID:  os.Getpid(),
-		KeepData:  spec.KeepData,
-		TempDir:   temp,
-		CreatedAt: time.Now().UTC(),
-	}
+	c := launcher.NewCluster(Kind, spec, dir, temp, cfg.options())
 	for i := range plans {
 		p := &plans[i]
 		c.Nodes = append(c.Nodes, launcher.Node{

@@ -115,12 +115,7 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 		}
 		return nil, fmt.Errorf("galera: %w", err)
 	}
-	name := spec.Name
-	if name == "" {
-		name = Kind
-	}
-	c := &launcher.Cluster{Kind: Kind, Name: name, Dir: dir, Options: cfg.options(), Detached: spec.Detached,
-		OwnerPID: os.Getpid(), KeepData: spec.KeepData, TempDir: temp, CreatedAt: time.Now().UTC()}
+	c := launcher.NewCluster(Kind, spec, dir, temp, cfg.options())
 	for _, p := range plans {
 		c.Nodes = append(c.Nodes, launcher.Node{Name: p.name, Addr: p.addr(), PeerAddr: p.peerAddr(),
 			DataDir: p.dir, LogFile: filepath.Join(p.dir, "node.log"),

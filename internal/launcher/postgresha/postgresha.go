@@ -207,21 +207,7 @@ func planNodes(env *launcher.Env, dir string, n int) ([]nodePlan, error) {
 // keeper (which stops postgres cleanly) rather than having a keeper restart
 // a postgres that Down just stopped.
 func newCluster(spec launcher.Spec, dir string, temp bool, cfg config, plans []nodePlan) *launcher.Cluster {
-	name := spec.Name
-	if name == "" {
-		name = Kind
-	}
-	c := &launcher.Cluster{
-		Kind:      Kind,
-		Name:      name,
-		Dir:       dir,
-		Options:   cfg.options(),
-		Detached:  spec.Detached,
-		OwnerPID:  os.Getpid(),
-		KeepData:  spec.KeepData,
-		TempDir:   temp,
-		CreatedAt: time.Now().UTC(),
-	}
+	c := launcher.NewCluster(Kind, spec, dir, temp, cfg.options())
 	m := plans[0]
 	c.Nodes = append(c.Nodes, launcher.Node{
 		Name: m.name, Addr: m.addr(), DataDir: m.dir, LogFile: m.logFile,

@@ -308,21 +308,7 @@ func planNodes(env *launcher.Env, dir string, n int, bus bool) ([]nodePlan, erro
 
 // newCluster returns the Cluster record for plans (nodes not yet started).
 func newCluster(kind string, spec launcher.Spec, dir string, temp bool, cfg config, plans []nodePlan) *launcher.Cluster {
-	name := spec.Name
-	if name == "" {
-		name = kind
-	}
-	c := &launcher.Cluster{
-		Kind:      kind,
-		Name:      name,
-		Dir:       dir,
-		Options:   cfg.options(kind == KindCluster),
-		Detached:  spec.Detached,
-		OwnerPID:  os.Getpid(),
-		KeepData:  spec.KeepData,
-		TempDir:   temp,
-		CreatedAt: time.Now().UTC(),
-	}
+	c := launcher.NewCluster(kind, spec, dir, temp, cfg.options(kind == KindCluster))
 	for i := range plans {
 		p := &plans[i]
 		c.Nodes = append(c.Nodes, launcher.Node{

@@ -391,6 +391,9 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 		if err := applyOptionFlags(t, optFlags, o); err != nil {
 			return err
 		}
+		if err := t.CheckOptionValues(o); err != nil {
+			return usagef("-o: %v", err)
+		}
 		if !set["timeout"] {
 			*timeout = t.StartTimeout()
 		}

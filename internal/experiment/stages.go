@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -89,6 +90,24 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 			return nil, &InvalidError{Err: fmt.Errorf("%s: field target.options.%s: unknown launcher option for %s (allowed: %s; see %s)",
 				where, k, tgt.Kind, strings.Join(append(append([]string(nil), tgt.LauncherOptions...), clusterctl.OptNet), ", "), tgt.Docs)}
 		}
+	}
+	// option values, each blamed on where it was set; then together
+	okeys := make([]string, 0, len(sc.Target.Options))
+	for k := range sc.Target.Options {
+		okeys = append(okeys, k)
+	}
+	sort.Strings(okeys)
+	for _, k := range okeys {
+		if err := tgt.CheckOptionValues(map[string]string{k: sc.Target.Options[k]}); err != nil {
+			where := sc.Source("target.options." + k)
+			if where == "" {
+				where = s.File
+			}
+			return nil, &InvalidError{Err: fmt.Errorf("%s: field target.options.%s: %w", where, k, err)}
+		}
+	}
+	if err := tgt.CheckOptionValues(sc.Target.Options); err != nil {
+		return nil, &InvalidError{Err: fmt.Errorf("%s: field target.options: %w", s.File, err)}
 	}
 	// the schedule against the nodes the launcher will start: a step
 	// naming n9 of 3 nodes, or a name never bound with as, fails here

@@ -456,6 +456,21 @@ func (r *Registry) NodeCommand(name string) (func(context.Context, []string) err
 	return found, names
 }
 
+// CheckOptionValues checks the values of launcher options (their keys
+// already checked against LauncherOptions) with the launcher's own parser,
+// when the launcher can (launcher.OptionChecker); the network keys are the
+// cluster manager's and are not passed on. Nothing is started.
+func (t *Target) CheckOptionValues(opts map[string]string) error {
+	c, ok := t.Launcher.(launcher.OptionChecker)
+	if !ok || len(opts) == 0 {
+		return nil
+	}
+	if err := c.CheckOptions(launcher.OwnOptions(opts)); err != nil {
+		return fmt.Errorf("%s launcher: %w (see %s)", t.Kind, err, t.Docs)
+	}
+	return nil
+}
+
 // ApplyDefaults sets the target's default properties where unset.
 func (t *Target) ApplyDefaults(p *properties.Properties) {
 	for k, v := range t.Defaults {

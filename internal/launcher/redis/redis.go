@@ -103,8 +103,9 @@ func parseYesNo(key, v string) (bool, error) {
 	return false, fmt.Errorf("option %s=%q: want yes or no", key, v)
 }
 
-// parseOptions validates opts and fills in defaults.
-func parseOptions(opts map[string]string) (config, error) {
+// parseValues validates the option values in opts and fills in defaults,
+// without looking for the binary.
+func parseValues(opts map[string]string) (config, error) {
 	cfg := config{nodeTimeoutMS: 1000, fullCoverage: true, appendFsync: "everysec"}
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
@@ -143,6 +144,16 @@ func parseOptions(opts map[string]string) (config, error) {
 		if err != nil {
 			return config{}, err
 		}
+	}
+	return cfg, nil
+}
+
+// parseOptions validates opts, fills in defaults and resolves the
+// redis-server binary.
+func parseOptions(opts map[string]string) (config, error) {
+	cfg, err := parseValues(opts)
+	if err != nil {
+		return config{}, err
 	}
 	if cfg.binary == "" {
 		p, err := exec.LookPath("redis-server")

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -95,8 +96,31 @@ func clientProcs() {
 }
 
 // profiled runs a.main, writing a CPU profile to $FAULTBENCH_CPUPROFILE if
-// set (for developers: `go tool pprof bin/faultbench FILE`).
+// set, and a heap profile to $FAULTBENCH_MEMPROFILE if set, taken
+// $FAULTBENCH_MEMPROFILE_AT after the start (a Go duration; default: at
+// exit) so that a long run's live memory can be seen while it runs (for
+// developers: `go tool pprof bin/faultbench FILE`).
 func (a *app) profiled(args []string) int {
+	if mp := os.Getenv("FAULTBENCH_MEMPROFILE"); mp != "" {
+		write := func() {
+			f, err := os.Create(mp)
+			if err != nil {
+				fmt.Fprintf(a.stderr, "faultbench: heap profile: %v\n", err)
+				return
+			}
+			defer f.Close()
+			runtime.GC()
+			if err := pprof.WriteHeapProfile(f); err != nil {
+				fmt.Fprintf(a.stderr, "faultbench: heap profile: %v\n", err)
+			}
+		}
+		if at, err := time.ParseDuration(os.Getenv("FAULTBENCH_MEMPROFILE_AT")); err == nil && at > 0 {
+			t := time.AfterFunc(at, write)
+			defer t.Stop()
+		} else {
+			defer write()
+		}
+	}
 	path := os.Getenv("FAULTBENCH_CPUPROFILE")
 	if path == "" {
 		return a.main(args)

@@ -585,7 +585,12 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 			terrs = append(terrs, err)
 		}
 	}
-	out := &Outcome{Dir: dir, Result: res, Totals: totals, Windows: col.Windows()}
+	out := &Outcome{Dir: dir, Result: res, Totals: totals}
+	if cerr == nil {
+		if out.Windows, cerr = col.Windows(); cerr != nil {
+			cerr = fmt.Errorf("reading the windows back: %w", cerr)
+		}
+	}
 	if rerr != nil {
 		return out, rerr
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -40,8 +41,10 @@ type Collector struct {
 	out      *outputs
 	err      error // first write error
 
-	rowsMu sync.RWMutex
-	rows   []WindowRow
+	// wins has one small entry per closed window (not its rows: those
+	// are in windows.csv and read back by Windows), so that a long run's
+	// memory stays flat; finish adds the dropped operations to it.
+	wins []winEntry
 
 	liveMu sync.Mutex
 	live   Live
@@ -244,7 +247,6 @@ func (c *Collector) closeWindow(k int64, end time.Duration) {
 		c.runEnd = end
 	}
 	base := WindowRow{Index: int(k), Start: start, End: end, Phase: phase, Partial: end-start < c.window}
-	first := len(c.rows)
 	rows := make([]WindowRow, 0, len(c.agg)+1)
 	for op := range c.agg {
 		if c.used[op] {
@@ -258,9 +260,7 @@ func (c *Collector) closeWindow(k int64, end time.Duration) {
 			c.err = err
 		}
 	}
-	c.rowsMu.Lock()
-	c.rows = append(c.rows, rows...)
-	c.rowsMu.Unlock()
+	c.wins = append(c.wins, winEntry{start: start, end: end, run: run})
 
 	allRow := rows[len(rows)-1]
 	c.liveMu.Lock()
@@ -280,15 +280,17 @@ func (c *Collector) closeWindow(k int64, end time.Duration) {
 	}
 	c.all.reset()
 	if c.onWindow != nil {
-		c.onWindow(c.rowsSince(first))
+		c.onWindow(rows)
 	}
 }
 
-// rowsSince returns a copy of the rows from index first on.
-func (c *Collector) rowsSince(first int) []WindowRow {
-	c.rowsMu.RLock()
-	defer c.rowsMu.RUnlock()
-	return append([]WindowRow(nil), c.rows[first:]...)
+// winEntry is what the collector keeps of a closed window: its bounds,
+// whether it is after the warm-up, and the open-loop operations due in it
+// that were dropped.
+type winEntry struct {
+	start, end time.Duration
+	run        bool
+	dropped    int64
 }
 
 // absorb adds worker i's slot into the window aggregates and, after
@@ -508,7 +510,7 @@ func (c *Collector) finish(t time.Time) (*Totals, error) {
 		c.err = c.out.writeClients(c.clients, tot.Duration)
 	}
 	if c.err == nil {
-		c.err = writeDropped(c.cfg.Dir, c.rows)
+		c.err = writeDropped(c.cfg.Dir, c.wins)
 	}
 	if err := c.out.close(); err != nil && c.err == nil {
 		c.err = err
@@ -516,22 +518,11 @@ func (c *Collector) finish(t time.Time) (*Totals, error) {
 	return tot, c.err
 }
 
-// attributeDrops adds each dropped operation to the ALL row of the window
-// of its due time (the last window for a due time past it) and returns the
-// number due in post-warm-up windows. Called with flushMu held, after
-// every window is closed.
+// attributeDrops adds each dropped operation to the window of its due
+// time (the last window for a due time past it) and returns the number due
+// in post-warm-up windows. Called with flushMu held, after every window is
+// closed.
 func (c *Collector) attributeDrops(drops []dropRun) int64 {
-	if len(drops) == 0 {
-		return 0
-	}
-	c.rowsMu.Lock()
-	defer c.rowsMu.Unlock()
-	all := map[int]int{} // window index -> position of its ALL row
-	for i := range c.rows {
-		if c.rows[i].Op == AllOps {
-			all[c.rows[i].Index] = i
-		}
-	}
 	var run int64
 	for _, d := range drops {
 		for j := int64(0); j < d.n; j++ {
@@ -540,15 +531,14 @@ func (c *Collector) attributeDrops(drops []dropRun) int64 {
 			if at > 0 {
 				k = int(at / c.window)
 			}
-			if k >= int(c.next) {
-				k = int(c.next) - 1
+			if k >= len(c.wins) {
+				k = len(c.wins) - 1
 			}
-			pos, ok := all[k]
-			if !ok {
+			if k < 0 {
 				continue
 			}
-			c.rows[pos].Dropped++
-			if c.rows[pos].Phase == PhaseRun {
+			c.wins[k].dropped++
+			if c.wins[k].run {
 				run++
 			}
 		}
@@ -571,7 +561,19 @@ func (c *Collector) Live() Live {
 	return l
 }
 
-// Windows returns a copy of every row written so far, in file order.
-func (c *Collector) Windows() []WindowRow {
-	return c.rowsSince(0)
+// Windows returns every row of windows.csv, in file order, with the
+// dropped operations of dropped.csv on the ALL rows: the file read back
+// (exactly: values are written in their shortest exact form), so that the
+// collector need not keep a long run's rows in memory. Call it after Close.
+func (c *Collector) Windows() ([]WindowRow, error) {
+	c.flushMu.Lock()
+	closed, err := c.closed, c.err
+	c.flushMu.Unlock()
+	switch {
+	case !closed:
+		return nil, errors.New("measure: Windows called before Close")
+	case err != nil:
+		return nil, fmt.Errorf("measure: windows not written: %w", err)
+	}
+	return ReadWindows(filepath.Join(c.cfg.Dir, WindowsFile))
 }

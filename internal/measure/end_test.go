@@ -3,6 +3,8 @@ package measure
 import (
 	"context"
 	"path/filepath"
+	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,7 +25,7 @@ func TestEndAtCutsTheLastWindow(t *testing.T) {
 	c.Recorder(1).Drop(at(300), 50*time.Millisecond, 3) // due at 300, 350, 400
 	c.flushUntil(at(2000))                              // the flusher woke late: still nothing past 450
 	tot := finish(t, c, 2450)
-	rows := c.Windows()
+	rows := readBack(t, c)
 	all := rowsOf(rows, AllOps)
 	if n := len(all); n != 5 || all[n-1].End != 450*time.Millisecond || !all[n-1].Partial {
 		t.Fatalf("%d windows, last %+v; want 5 ending at 450 ms", n, all[len(all)-1])
@@ -51,11 +53,13 @@ func TestRunStopsAtTheEnd(t *testing.T) {
 	start := time.Now()
 	c := newCollector(t, func(cfg *Config) { cfg.Start = start; cfg.Window = 10 * time.Millisecond })
 	c.EndAt(start.Add(35 * time.Millisecond))
+	var closed atomic.Int64
+	c.OnWindow(func(rows []WindowRow) { closed.Add(int64(len(rowsOf(rows, AllOps)))) })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { c.Run(ctx); close(done) }()
 	time.Sleep(300 * time.Millisecond)
-	n := len(rowsOf(c.Windows(), AllOps))
+	n := closed.Load()
 	cancel()
 	<-done
 	if n != 3 {
@@ -67,5 +71,29 @@ func TestRunStopsAtTheEnd(t *testing.T) {
 	}
 	if tot.Duration != 35*time.Millisecond {
 		t.Errorf("duration %v, want 35ms", tot.Duration)
+	}
+}
+
+// TestWindowsOnlyAfterClose: the rows are not kept in memory (a long run's
+// memory stays flat); Windows reads windows.csv back, so it refuses before
+// Close and afterwards returns exactly the rows handed to OnWindow.
+func TestWindowsOnlyAfterClose(t *testing.T) {
+	c := newCollector(t, nil)
+	var handed []WindowRow
+	c.OnWindow(func(rows []WindowRow) { handed = append(handed, rows...) })
+	c.Recorder(0).Record(ok(0, 150, 1, 1))
+	c.flushUntil(at(200))
+	if rows, err := c.Windows(); err == nil {
+		t.Fatalf("Windows before Close: %d rows, want an error", len(rows))
+	}
+	finish(t, c, 250)
+	got := readBack(t, c)
+	if len(got) == 0 || len(got) != len(handed) {
+		t.Fatalf("read back %d rows, %d handed to OnWindow", len(got), len(handed))
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i], handed[i]) {
+			t.Errorf("row %d:\n got %+v\nwant %+v", i, got[i], handed[i])
+		}
 	}
 }

@@ -37,6 +37,16 @@ func testConfig(t testing.TB) Config {
 	}
 }
 
+// readBack returns c.Windows() after Close, failing the test on an error.
+func readBack(t testing.TB, c *Collector) []WindowRow {
+	t.Helper()
+	rows, err := c.Windows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
 func newCollector(t testing.TB, mod func(*Config)) *Collector {
 	t.Helper()
 	cfg := testConfig(t)
@@ -147,7 +157,7 @@ func TestLatencyFromIntended(t *testing.T) {
 			c := newCollector(t, nil)
 			c.Recorder(0).Record(tt.sample)
 			tot := finish(t, c, 100)
-			all := rowsOf(c.Windows(), AllOps)
+			all := rowsOf(readBack(t, c), AllOps)
 			if len(all) != 1 {
 				t.Fatalf("got %d ALL rows, want 1", len(all))
 			}
@@ -188,7 +198,7 @@ func TestWarmupExclusion(t *testing.T) {
 				}
 			}
 			tot := finish(t, c, 1000)
-			all := rowsOf(c.Windows(), AllOps)
+			all := rowsOf(readBack(t, c), AllOps)
 			if len(all) != 10 {
 				t.Fatalf("%d ALL rows, want 10", len(all))
 			}
@@ -231,7 +241,7 @@ func TestEmptyWindowsWrittenAsZeroRows(t *testing.T) {
 	r.Record(ok(1, 550, 1, 1)) // window 5: UPDATE first used
 	c.flushUntil(at(300))      // windows 0..2 closed by the flusher
 	tot := finish(t, c, 700)   // 3..6 by Close
-	rows := c.Windows()
+	rows := readBack(t, c)
 
 	want := []struct {
 		index int
@@ -285,7 +295,7 @@ func TestLateSamples(t *testing.T) {
 			c.flushUntil(at(tt.flushMs))
 			c.Recorder(1).Record(ok(0, tt.endMs, 1, 1))
 			tot := finish(t, c, 1000)
-			for _, r := range rowsOf(c.Windows(), AllOps) {
+			for _, r := range rowsOf(readBack(t, c), AllOps) {
 				want := int64(0)
 				if r.Index == tt.wantWindow {
 					want = 1
@@ -395,9 +405,10 @@ func TestPartialLastWindow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCollector(t, nil)
+			var rows []WindowRow
+			c.OnWindow(func(r []WindowRow) { rows = append(rows, r...) })
 			c.Recorder(0).Record(ok(0, 340, 1, 1))
 			tot := finish(t, c, tt.endMs)
-			rows := c.Windows()
 			last := rows[len(rows)-1]
 			if last.Index != tt.wantLast || last.End != tt.wantEnd || last.Partial != tt.partial {
 				t.Fatalf("last row index %d end %v partial %v, want %d %v %v", last.Index, last.End, last.Partial, tt.wantLast, tt.wantEnd, tt.partial)
@@ -410,7 +421,7 @@ func TestPartialLastWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(back, rows) {
-				t.Errorf("ReadWindows differs from Windows():\n%+v\n%+v", back[len(back)-1], last)
+				t.Errorf("ReadWindows differs from the rows written:\n%+v\n%+v", back[len(back)-1], last)
 			}
 		})
 	}
@@ -418,6 +429,8 @@ func TestPartialLastWindow(t *testing.T) {
 
 func TestReadWindowsRoundTrip(t *testing.T) {
 	c := newCollector(t, func(cfg *Config) { cfg.Warmup = 200 * time.Millisecond; cfg.Ops = []string{"READ", "UPDATE", "SCAN"} })
+	var want []WindowRow
+	c.OnWindow(func(r []WindowRow) { want = append(want, r...) })
 	for w := range 8 {
 		for i := range 50 {
 			end := float64(w*100) + float64(i)*1.9
@@ -429,7 +442,6 @@ func TestReadWindowsRoundTrip(t *testing.T) {
 		c.flushUntil(at(float64(w*100 + 100)))
 	}
 	finish(t, c, 812.25)
-	want := c.Windows()
 	got, err := ReadWindows(filepath.Join(c.cfg.Dir, WindowsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -460,7 +472,7 @@ func TestOKTimes(t *testing.T) {
 	c.Recorder(1).Record(ok(1, 8, 1, 1))
 	rec.Record(failed(0, outcome.Timeout, 150)) // window 1: failures only
 	finish(t, c, 200)
-	rows := c.Windows()
+	rows := readBack(t, c)
 	type want struct {
 		ok          int64
 		first, last time.Duration
@@ -616,7 +628,7 @@ func TestHlogMatchesWindows(t *testing.T) {
 		}
 	}
 	tot := finish(t, c, 500)
-	rows := c.Windows()
+	rows := readBack(t, c)
 	files := []struct{ file, op string }{
 		{"read.hlog", "READ"}, {"read-service.hlog", "READ"}, {"update.hlog", "UPDATE"},
 		{"update-service.hlog", "UPDATE"}, {"all.hlog", AllOps}, {"all-service.hlog", AllOps},
@@ -891,7 +903,7 @@ func TestConcurrentRecordAndFlush(t *testing.T) {
 	wg.Wait()
 	tot := finish(t, c, windows*100)
 	var okSum, errSum int64
-	for _, r := range rowsOf(c.Windows(), AllOps) {
+	for _, r := range rowsOf(readBack(t, c), AllOps) {
 		okSum += r.OK
 		errSum += r.ErrorCount()
 	}
@@ -901,7 +913,7 @@ func TestConcurrentRecordAndFlush(t *testing.T) {
 	if want := int64(workers * perWorker / 10); errSum != want {
 		t.Errorf("errors %d, want %d", errSum, want)
 	}
-	if all := rowsOf(c.Windows(), AllOps); len(all) != windows {
+	if all := rowsOf(readBack(t, c), AllOps); len(all) != windows {
 		t.Errorf("%d windows, want %d", len(all), windows)
 	}
 }
@@ -935,7 +947,7 @@ func TestRunWithClock(t *testing.T) {
 	if tot.All.OK != 2*n {
 		t.Errorf("totals ok %d, want %d", tot.All.OK, 2*n)
 	}
-	all := rowsOf(c.Windows(), AllOps)
+	all := rowsOf(readBack(t, c), AllOps)
 	var sum int64
 	for i, r := range all {
 		if r.Index != i {
@@ -991,7 +1003,7 @@ func TestManyWindows(t *testing.T) {
 		c.flushUntil(at(float64(w*100 + 100)))
 	}
 	tot := finish(t, c, float64(windows*100))
-	rows := c.Windows()
+	rows := readBack(t, c)
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
@@ -1064,7 +1076,7 @@ func TestRecordPart(t *testing.T) {
 	if tot.All.OK != 1 || tot.All.Errors != ([outcome.NumClasses]int64{}) || tot.Ops[1].OK != 0 {
 		t.Errorf("ALL ok %d errors %v, UPDATE ok %d: want only the recorded operation", tot.All.OK, tot.All.Errors, tot.Ops[1].OK)
 	}
-	for _, row := range c.Windows() {
+	for _, row := range readBack(t, c) {
 		if row.Op == "UPDATE" && row.OK+row.ErrorCount() > 0 {
 			t.Errorf("a part reached windows.csv: %+v", row)
 		}

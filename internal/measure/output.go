@@ -371,19 +371,19 @@ func ReadWindows(path string) ([]WindowRow, error) {
 	return rows, nil
 }
 
-// writeDropped writes dir/dropped.csv from the ALL rows' Dropped counts.
-func writeDropped(dir string, rows []WindowRow) error {
+// writeDropped writes dir/dropped.csv from the windows' dropped counts.
+func writeDropped(dir string, wins []winEntry) error {
 	b := []byte(DroppedHeader + "\n")
-	for i := range rows {
-		r := &rows[i]
-		if r.Op != AllOps || r.Dropped == 0 {
+	for i := range wins {
+		w := &wins[i]
+		if w.dropped == 0 {
 			continue
 		}
-		b = appendMs(b, r.Start)
+		b = appendMs(b, w.start)
 		b = append(b, ',')
-		b = appendMs(b, r.End)
+		b = appendMs(b, w.end)
 		b = append(b, ',')
-		b = strconv.AppendInt(b, r.Dropped, 10)
+		b = strconv.AppendInt(b, w.dropped, 10)
 		b = append(b, '\n')
 	}
 	if err := os.WriteFile(filepath.Join(dir, DroppedFile), b, 0o644); err != nil {

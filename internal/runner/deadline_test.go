@@ -96,7 +96,10 @@ func TestDeadlineEndsTheMeasuredPeriod(t *testing.T) {
 	if got := tot.All.OK + tot.All.Errors[outcome.Timeout] + res.Dropped + res.CutCount(); got != 4000 {
 		t.Errorf("ok %d + errors + dropped %d + cut %d = %d, want the 4000 operations due", tot.All.OK, res.Dropped, res.CutCount(), got)
 	}
-	rows := col.Windows()
+	rows, err := col.Windows()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if last := rows[len(rows)-1]; last.End > runFor {
 		t.Errorf("last window ends at %v, after the deadline", last.End)
 	}

@@ -54,7 +54,11 @@ func windows100k(b *testing.B, wl *workload.Workload, d driver.Driver, threads i
 		recorded += n
 	}
 	windows, inWindows := 0, int64(0)
-	for _, w := range col.Windows() {
+	rows, err := col.Windows()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, w := range rows {
 		if w.Op != measure.AllOps {
 			continue
 		}

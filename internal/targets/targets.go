@@ -239,6 +239,11 @@ func Entries() []*Target {
 			PropertyPrefix:  "postgres.",
 			Connect:         postgresha.Connect,
 			DefaultVictim:   "primary",
+			// a data node that was the primary rejoins through pg_rewind or
+			// a base backup from the new primary: minutes under load (the
+			// launcher's wait follows its progress and fails early when it
+			// stalls)
+			UpTimeout: 5 * time.Minute,
 			Size: Sizing{
 				Nodes: 3, NodesAre: "data nodes",
 				// the primary keeps serving while any one data node is left

@@ -400,26 +400,18 @@ func nudgeCheckpoints(ctx context.Context, primary string) {
 	}
 }
 
-// nudgePrimary asks the primary the monitor names for a CHECKPOINT.
-func nudgePrimary(ctx context.Context, c *launcher.Cluster) {
-	mon, err := c.Node(MonitorName)
-	if err != nil || mon.Addr == "" {
-		return
-	}
-	states, err := monitorStates(ctx, mon.Addr)
-	if err != nil {
-		return
-	}
-	for _, st := range states {
-		if st.role() == launcher.RolePrimary {
-			_ = execSQL(ctx, st.addr, Database, "CHECKPOINT")
-		}
-	}
-}
-
 // StartNode starts node name again: the monitor or an nK-keeper by
-// spawning its pg_autoctl (same data and port); nK by waiting for its
-// keeper to restart postgres (starting the keeper first if it is dead).
+// spawning its pg_autoctl (same data and port), nK by starting its keeper
+// if that is dead. Starting a data node (nK or nK-keeper) returns once the
+// node runs postgres for good as a standby or the primary: a node that
+// was the primary before a failover first has its data rewound or
+// replaced by a base backup from the new primary, with postgres stopped
+// and started again on the way, which takes minutes under load. The wait
+// follows the node's progress (waitRejoined): it lasts while the node
+// moves and fails when nothing changed for rejoinStall or ctx ends. A
+// keeper that already runs unrecorded (started with its nK by an earlier
+// StartNode) is recorded instead of started twice, so nK and nK-keeper
+// may be started in either order.
 func (l Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, name string) error {
 	if c.Kind != Kind {
 		return fmt.Errorf("cluster %s is of kind %q, not %q", c.Name, c.Kind, Kind)
@@ -438,16 +430,19 @@ func (l Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.
 		if alive(n.PID) && launcher.RunsNode(n) {
 			return fmt.Errorf("node %s is already running (pid %d)", name, n.PID)
 		}
-		if err := startKeeper(ctx, env, c, cfg, n); err != nil {
+		if err := ensureKeeper(ctx, env, c, cfg, n); err != nil {
 			return err
 		}
 		if name == MonitorName {
 			return waitQuery(ctx, n.Addr, "pg_auto_failover")
 		}
-		if pg, err := c.Node(strings.TrimSuffix(name, KeeperSuffix)); err == nil {
-			if pid, err := waitPostmaster(ctx, c, cfg, filepath.Join(pg.DataDir, "pgdata")); err == nil {
-				pg.PID, pg.Down = pid, false
-			}
+		pgName := strings.TrimSuffix(name, KeeperSuffix)
+		pid, err := waitRejoined(ctx, c, cfg, pgName)
+		if err != nil {
+			return fmt.Errorf("%s: %w (see %s)", name, err, n.LogFile)
+		}
+		if pg, err := c.Node(pgName); err == nil {
+			pg.PID, pg.Down = pid, false
 		}
 		return nil
 	}
@@ -455,17 +450,12 @@ func (l Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.
 	if err != nil {
 		return fmt.Errorf("node %s is not a postgres-ha node", name)
 	}
-	pgdata := filepath.Join(n.DataDir, "pgdata")
-	if pid := findPostmaster(cfg, pgdata); pid > 0 {
-		n.PID, n.Down = pid, false // the keeper restarted it already
-		return nil
-	}
 	if !alive(k.PID) || !launcher.RunsNode(k) {
-		if err := startKeeper(ctx, env, c, cfg, k); err != nil {
+		if err := ensureKeeper(ctx, env, c, cfg, k); err != nil {
 			return err
 		}
 	}
-	pid, err := waitPostmaster(ctx, c, cfg, pgdata)
+	pid, err := waitRejoined(ctx, c, cfg, name)
 	if err != nil {
 		return fmt.Errorf("%s: %w (see %s)", name, err, n.LogFile)
 	}
@@ -473,25 +463,14 @@ func (l Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.
 	return nil
 }
 
-// waitPostmaster waits until a postmaster serves pgdata. A node that
-// rejoins may need pg_basebackup, which waits for a checkpoint on the
-// primary: the wait asks the primary for one every 3 s.
-func waitPostmaster(ctx context.Context, c *launcher.Cluster, cfg config, pgdata string) (int, error) {
-	lastNudge := time.Now()
-	for {
-		if pid := findPostmaster(cfg, pgdata); pid > 0 {
-			return pid, nil
-		}
-		if time.Since(lastNudge) > 3*time.Second {
-			lastNudge = time.Now()
-			nudgePrimary(ctx, c)
-		}
-		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("waiting for the keeper to start postgres on %s: %w", pgdata, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+// ensureKeeper records the running pg_autoctl of node n (the monitor or an
+// nK-keeper) if there is one (findKeeper), and starts it otherwise.
+func ensureKeeper(ctx context.Context, env *launcher.Env, c *launcher.Cluster, cfg config, n *launcher.Node) error {
+	if pid := findKeeper(cfg, filepath.Join(n.DataDir, "pgdata")); pid > 0 {
+		n.PID, n.Down = pid, false
+		return nil
 	}
+	return startKeeper(ctx, env, c, cfg, n)
 }
 
 // Refresh records the current processes (the postmaster's pid changes when

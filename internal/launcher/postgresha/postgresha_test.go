@@ -170,11 +170,31 @@ func TestFailoverAfterWholeNodeKill(t *testing.T) {
 	if !vn.Down || vn.PID != 0 {
 		t.Fatalf("%s after the whole-node kill: down=%v pid=%d", victim, vn.Down, vn.PID)
 	}
+	// the order of faultbench's restore after a run: the postgres node
+	// first (which starts its keeper and waits until it runs as a
+	// standby for good, after its rewind or base backup), then the
+	// keeper, recorded by the caller without the pid the first start
+	// set: the second start must find the running keeper, not start
+	// another one
+	if err := l.StartNode(ctx, env, c, victim); err != nil {
+		t.Fatalf("StartNode %s: %v", victim, err)
+	}
+	if !alive(vn.PID) || vn.Down {
+		t.Fatalf("%s after StartNode: pid %d down %v", victim, vn.PID, vn.Down)
+	}
+	keeper := k.PID
+	k.PID, k.Down = 0, true
 	if err := l.StartNode(ctx, env, c, victim+KeeperSuffix); err != nil {
-		t.Fatalf("StartNode %s: %v", victim+KeeperSuffix, err)
+		t.Fatalf("StartNode %s after %s: %v", victim+KeeperSuffix, victim, err)
+	}
+	if k.PID != keeper || !alive(k.PID) {
+		t.Fatalf("%s pid after the second start = %d, want the running keeper %d", victim+KeeperSuffix, k.PID, keeper)
 	}
 	if err := l.WaitHealthy(ctx, c); err != nil {
 		t.Fatalf("WaitHealthy after the rejoin: %v", err)
+	}
+	if !alive(vn.PID) {
+		t.Fatalf("%s's postmaster (pid %d) StartNode returned exited before the cluster was healthy", victim, vn.PID)
 	}
 	refresh(t, c)
 	if got := c.WithRole(launcher.RoleReplica); !slices.Equal(got, []string{victim}) {

@@ -91,6 +91,7 @@ type nodeState struct {
 	id             int64
 	addr           string
 	reported, goal string
+	lsn            string // the WAL position the node last reported
 	health         int
 }
 
@@ -114,7 +115,7 @@ func monitorStates(ctx context.Context, addr string) (map[string]nodeState, erro
 	defer conn.Close(context.WithoutCancel(ctx))
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	rows, err := conn.Query(qctx, `SELECT nodename, nodeid, nodehost, nodeport, reportedstate::text, goalstate::text, health
+	rows, err := conn.Query(qctx, `SELECT nodename, nodeid, nodehost, nodeport, reportedstate::text, goalstate::text, reportedlsn::text, health
 		FROM pgautofailover.node ORDER BY nodeid`)
 	if err != nil {
 		return nil, err
@@ -124,7 +125,7 @@ func monitorStates(ctx context.Context, addr string) (map[string]nodeState, erro
 		var name, host string
 		var port int
 		var st nodeState
-		if err := rows.Scan(&name, &st.id, &host, &port, &st.reported, &st.goal, &st.health); err != nil {
+		if err := rows.Scan(&name, &st.id, &host, &port, &st.reported, &st.goal, &st.lsn, &st.health); err != nil {
 			return nil, err
 		}
 		st.addr = net.JoinHostPort(host, strconv.Itoa(port))

@@ -582,7 +582,7 @@ func (Launcher) RemoveNode(ctx context.Context, env *launcher.Env, c *launcher.C
 }
 
 // gossipStartFailures are what a node logs when its first gossip round
-// got no answer in time (the shadow round waits one ring delay, 1 s here):
+// got no answer in time (the shadow round waits one ring delay, ringDelayMS):
 // on a machine loaded far beyond its cores the seed answers too late.
 var gossipStartFailures = []string{"Unable to gossip with any peers", "Unable to contact any seeds"}
 

@@ -317,6 +317,14 @@ func (Launcher) AddNodes(ctx context.Context, env *launcher.Env, c *launcher.Clu
 		}
 		n.PID, n.Down = pid, false
 		opts.Report(launcher.ScaleNodeStarted, n.Name, fmt.Sprintf("pid %d on %s, %s", pid, nodeHost(n), bootstrapWord(opts)))
+		if k < len(plans)-1 {
+			// the next node allocates its tokens from the ring it sees:
+			// started before this one announced its own, it picks the same
+			// ones (Cassandra: "Bootstrap Token collision")
+			if err := waitTokens(ctx, n); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	if err := watchJoin(ctx, env, c, base, opts); err != nil {
 		return fail(err)
@@ -477,6 +485,49 @@ func normalSeenBy(ctx context.Context, c *launcher.Cluster, s *sessions, base in
 		return out
 	}
 	return out
+}
+
+// tokensAnnounced is the log line of a bootstrapping node that has put its
+// tokens into gossip and waits one ring delay before it streams.
+const tokensAnnounced = "for pending range setup"
+
+// waitTokens waits until new node n has told the ring its tokens (its log
+// says tokensAnnounced, or, without bootstrap, that it is NORMAL) or its
+// process exited (watchJoin deals with that), so that a node started next
+// allocates other tokens.
+func waitTokens(ctx context.Context, n *launcher.Node) error {
+	tk := time.NewTicker(pollInterval)
+	defer tk.Stop()
+	normal := "/" + nodeHost(n) + ":"
+	for {
+		if announcedTokens(n.LogFile, normal) || !launcher.Alive(n.PID) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to announce its tokens before starting the next node: %w", n.Name, ctx.Err())
+		case <-tk.C:
+		}
+	}
+}
+
+// announcedTokens reports whether the node log at path says the node's
+// tokens are in gossip: the bootstrap's tokensAnnounced, or the node
+// (self, its "/host:" in the line) jumping to NORMAL.
+func announcedTokens(path, self string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	if bytes.Contains(b, []byte(tokensAnnounced)) {
+		return true
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if bytes.Contains(line, []byte("state jump to NORMAL")) && bytes.Contains(line, []byte(self)) {
+			return true
+		}
+	}
+	return false
 }
 
 // logHas reports whether the log file contains s.

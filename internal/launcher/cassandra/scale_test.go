@@ -2,6 +2,8 @@ package cassandra
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -49,5 +51,32 @@ func TestAddNodesRefusesNamespaces(t *testing.T) {
 	}
 	if inNamespaces(&launcher.Cluster{Nodes: []launcher.Node{{Name: "n1", Argv: []string{"java"}}}}) {
 		t.Error("inNamespaces true for a plain command line")
+	}
+}
+
+func TestAnnouncedTokens(t *testing.T) {
+	tests := []struct {
+		name, log string
+		want      bool
+	}{
+		{"bootstrap sleeping", "INFO [main] StorageService JOINING: sleeping 5000 ms for pending range setup\n", true},
+		{"self normal", "INFO [GossipStage:1] StorageService Node /127.0.0.3:7000 state jump to NORMAL\n", true},
+		{"other node normal", "INFO [GossipStage:1] StorageService Node /127.0.0.1:7000 state jump to NORMAL\n", false},
+		{"still choosing", "INFO [main] StorageService JOINING: getting bootstrap token\n", false},
+		{"empty", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "node.log")
+			if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := announcedTokens(path, "/127.0.0.3:"); got != tc.want {
+				t.Errorf("announcedTokens = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if announcedTokens(filepath.Join(t.TempDir(), "missing.log"), "/127.0.0.3:") {
+		t.Error("a missing log announced tokens")
 	}
 }

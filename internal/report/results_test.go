@@ -185,4 +185,22 @@ func compareReports(t *testing.T, want, got *analyze.Report, exact bool) {
 			t.Errorf("%sstill-down flags: summary.json %v/%v, today %v/%v", f, w.FailoverOpen, w.DownAtSpanEnd, g.FailoverOpen, g.DownAtSpanEnd)
 		}
 	}
+	if len(want.Elasticity) != len(got.Elasticity) {
+		t.Fatalf("%d scaling actions in summary.json, %d today", len(want.Elasticity), len(got.Elasticity))
+	}
+	for i := range want.Elasticity {
+		w, g := want.Elasticity[i], got.Elasticity[i]
+		f := w.Detail + ": "
+		num(f+"streaming_ms", w.StreamingMs, g.StreamingMs)
+		if w.TransferMs != 0 { // absent from summaries written before the field existed
+			num(f+"transfer_ms", w.TransferMs, g.TransferMs)
+		}
+		num(f+"stabilise_ms", w.StabiliseMs, g.StabiliseMs)
+		num(f+"scaling_ms", w.ScalingMs, g.ScalingMs)
+		num(f+"throughput_during_ops", w.ThroughputDuringOps, g.ThroughputDuringOps)
+		if exact {
+			num(f+"band_us", w.BandUs, g.BandUs)
+			num(f+"during.p99_us", w.During.P99Us, g.During.P99Us)
+		}
+	}
 }

@@ -270,14 +270,25 @@ func Parse(b []byte, name string, sets []string) (*Scenario, error) {
 		if !ok || path == "" {
 			return nil, fmt.Errorf("--set %q: expected path=value (e.g. load.rate=100%%)", s)
 		}
-		field, keys, err := checkSet(strings.Split(path, "."), value)
-		if err == nil {
-			err = setPath(root.Content[0], keys, value, isListField(keys))
+		expanded := []string{path + "=" + value}
+		if f, ok := strings.CutPrefix(path, "scale."); ok {
+			// the shortcut for the scenario's scaling steps (docs/scenarios.md)
+			var err error
+			if expanded, err = scaleSets(root.Content[0], f, value); err != nil {
+				return nil, fmt.Errorf("--set %s=%s: %w", path, value, err)
+			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("--set %s=%s: %w", path, value, err)
+		for _, e := range expanded {
+			p, v, _ := strings.Cut(e, "=")
+			field, keys, err := checkSet(strings.Split(p, "."), v)
+			if err == nil {
+				err = setPath(root.Content[0], keys, v, isListField(keys))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("--set %s=%s: %w", path, value, err)
+			}
+			src[field] = "--set " + path + "=" + value
 		}
-		src[field] = "--set " + path + "=" + value
 	}
 	var sc Scenario
 	if err := root.Content[0].Decode(&sc); err != nil {

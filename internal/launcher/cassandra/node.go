@@ -79,11 +79,22 @@ var jvmFlags = []string{
 	"-Dio.netty.allocator.maxOrder=11",
 	"-Dcassandra-foreground=yes",
 	// a test cluster on one machine: no waiting for gossip to settle, and
-	// a short ring delay (bootstrap and range movements wait for it)
+	// a ring delay of 5 s instead of 30. It bounds a node's first gossip
+	// round (the shadow round) and how long a joining node waits for ring
+	// information before it picks its tokens and the ranges it streams, and
+	// every bootstrap and decommission sleeps it once. At 1 s, nodes that a
+	// JVM pause of 20+ s kept from gossiping on a machine at load 30-60
+	// failed to start ("Unable to gossip with any peers") or, joining
+	// together, picked tokens before they knew the ring and streamed
+	// nothing (CS-5 in docs/results/elasticity-cassandra.md); the gossip
+	// there arrived 2.9-3.6 s into the wait. Cost: 4 s more per join.
 	"-Dcassandra.skip_wait_for_gossip_to_settle=0",
-	"-Dcassandra.ring_delay_ms=1000",
+	"-Dcassandra.ring_delay_ms=" + strconv.Itoa(ringDelayMS),
 	"-Dcassandra.superuser_setup_delay_ms=0",
 }
+
+// ringDelayMS is the nodes' cassandra.ring_delay_ms (see jvmFlags).
+const ringDelayMS = 5000
 
 // mainClass is Cassandra's daemon.
 const mainClass = "org.apache.cassandra.service.CassandraDaemon"

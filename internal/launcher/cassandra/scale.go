@@ -111,25 +111,23 @@ const toolsLogback = `<configuration scan="false">
 </configuration>
 `
 
-// nodetool runs Cassandra's nodetool against the node whose JMX listens on
-// port, with the jars of cfg and the JDK module flags Cassandra's classes
-// need, and returns its output. Its home (nodetool writes
+// nodetool runs Cassandra's nodetool against node n, whose JMX listens on
+// port of the node's own 127.0.0.1 (in the node's network namespace under
+// --net: nodetool then runs there too, through the same netns-exec prefix
+// as the node), with the jars of cfg and the JDK module flags Cassandra's
+// classes need, and returns its output. Its home (nodetool writes
 // ~/.cassandra/nodetool.history) and log configuration are under dir, the
 // cluster's directory. The process dies with ctx (and with faultbench:
 // Pdeathsig).
-func nodetool(ctx context.Context, cfg config, dir string, port int, args ...string) (string, error) {
+func nodetool(ctx context.Context, cfg config, dir string, n *launcher.Node, port int, args ...string) (string, error) {
 	logback := filepath.Join(dir, "nodetool-logback.xml")
 	if err := os.WriteFile(logback, []byte(toolsLogback), 0o644); err != nil {
 		return "", fmt.Errorf("nodetool: %w", err)
 	}
-	argv := []string{"-Xmx128m", "-Xss256k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}
-	argv = append(argv, jvmModuleFlags...)
-	argv = append(argv, "-Duser.home="+dir, "-Dlogback.configurationFile=file://"+logback,
-		"-cp", filepath.Join(cfg.lib, "*"), "org.apache.cassandra.tools.NodeTool",
-		"-h", "127.0.0.1", "-p", strconv.Itoa(port))
-	argv = append(argv, args...)
+	wrap, _ := launcher.SplitWrapper(n.Argv)
+	argv := nodetoolArgv(cfg, dir, logback, wrap, port, args)
 	var out bytes.Buffer
-	cmd := launcher.Command(ctx, cfg.java, argv...)
+	cmd := launcher.Command(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	text := strings.TrimSpace(out.String())
@@ -140,6 +138,30 @@ func nodetool(ctx context.Context, cfg config, dir string, port int, args ...str
 		return text, fmt.Errorf("nodetool %s: %w (%s)", strings.Join(args, " "), err, lastLines(text, 4))
 	}
 	return text, nil
+}
+
+// nodetoolArgv is the command line of one nodetool call: wrap (the node's
+// netns-exec prefix, or none), then the JVM with the NodeTool class against
+// 127.0.0.1:port.
+func nodetoolArgv(cfg config, dir, logback string, wrap []string, port int, args []string) []string {
+	argv := append([]string(nil), wrap...)
+	argv = append(argv, cfg.java, "-Xmx128m", "-Xss256k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+	argv = append(argv, jvmModuleFlags...)
+	argv = append(argv, "-Duser.home="+dir, "-Dlogback.configurationFile=file://"+logback,
+		"-cp", filepath.Join(cfg.lib, "*"), "org.apache.cassandra.tools.NodeTool",
+		"-h", "127.0.0.1", "-p", strconv.Itoa(port))
+	return append(argv, args...)
+}
+
+// inNamespaces reports whether c's nodes run in network namespaces of
+// their own (their recorded command lines start with netns-exec).
+func inNamespaces(c *launcher.Cluster) bool {
+	for i := range c.Nodes {
+		if w, _ := launcher.SplitWrapper(c.Nodes[i].Argv); w != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // lastLines returns the last n lines of s, joined by " | ".
@@ -169,12 +191,12 @@ func setStreamThroughput(ctx context.Context, cfg config, c *launcher.Cluster, m
 			continue
 		}
 		wg.Add(1)
-		go func(i int, name string, port int) {
+		go func(i int, n *launcher.Node, port int) {
 			defer wg.Done()
-			if _, err := nodetool(ctx, cfg, c.Dir, port, "setstreamthroughput", strconv.Itoa(mbit)); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", name, err)
+			if _, err := nodetool(ctx, cfg, c.Dir, n, port, "setstreamthroughput", strconv.Itoa(mbit)); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", n.Name, err)
 			}
-		}(i, n.Name, port)
+		}(i, n, port)
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -196,6 +218,9 @@ func (Launcher) AddNodes(ctx context.Context, env *launcher.Env, c *launcher.Clu
 	}
 	if c.Kind != Kind {
 		return nil, fmt.Errorf("cluster %s is of kind %q, not %q", c.Name, c.Kind, Kind)
+	}
+	if inNamespaces(c) {
+		return nil, fmt.Errorf("cassandra: cluster %s runs in network namespaces (--net), whose network has no namespace for a new node: add-node works on a cluster on 127.0.0.x (start it without --net); remove-node works on both", c.Name)
 	}
 	seed := -1
 	for i := range c.Nodes {
@@ -292,6 +317,14 @@ func (Launcher) AddNodes(ctx context.Context, env *launcher.Env, c *launcher.Clu
 		}
 		n.PID, n.Down = pid, false
 		opts.Report(launcher.ScaleNodeStarted, n.Name, fmt.Sprintf("pid %d on %s, %s", pid, nodeHost(n), bootstrapWord(opts)))
+		if k < len(plans)-1 {
+			// the next node allocates its tokens from the ring it sees:
+			// started before this one announced its own, it picks the same
+			// ones (Cassandra: "Bootstrap Token collision")
+			if err := waitTokens(ctx, n); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	if err := watchJoin(ctx, env, c, base, opts); err != nil {
 		return fail(err)
@@ -454,6 +487,49 @@ func normalSeenBy(ctx context.Context, c *launcher.Cluster, s *sessions, base in
 	return out
 }
 
+// tokensAnnounced is the log line of a bootstrapping node that has put its
+// tokens into gossip and waits one ring delay before it streams.
+const tokensAnnounced = "for pending range setup"
+
+// waitTokens waits until new node n has told the ring its tokens (its log
+// says tokensAnnounced, or, without bootstrap, that it is NORMAL) or its
+// process exited (watchJoin deals with that), so that a node started next
+// allocates other tokens.
+func waitTokens(ctx context.Context, n *launcher.Node) error {
+	tk := time.NewTicker(pollInterval)
+	defer tk.Stop()
+	normal := "/" + nodeHost(n) + ":"
+	for {
+		if announcedTokens(n.LogFile, normal) || !launcher.Alive(n.PID) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to announce its tokens before starting the next node: %w", n.Name, ctx.Err())
+		case <-tk.C:
+		}
+	}
+}
+
+// announcedTokens reports whether the node log at path says the node's
+// tokens are in gossip: the bootstrap's tokensAnnounced, or the node
+// (self, its "/host:" in the line) jumping to NORMAL.
+func announcedTokens(path, self string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	if bytes.Contains(b, []byte(tokensAnnounced)) {
+		return true
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if bytes.Contains(line, []byte("state jump to NORMAL")) && bytes.Contains(line, []byte(self)) {
+			return true
+		}
+	}
+	return false
+}
+
 // logHas reports whether the log file contains s.
 func logHas(path, s string) bool {
 	b, err := os.ReadFile(path)
@@ -534,7 +610,7 @@ func (Launcher) RemoveNode(ctx context.Context, env *launcher.Env, c *launcher.C
 	// --force: Cassandra's system_distributed and system_traces keyspaces
 	// have 3 replicas, more than a small cluster keeps; the data keyspace
 	// was checked above
-	_, derr := nodetool(ctx, cfg, c.Dir, port, "decommission", "--force")
+	_, derr := nodetool(ctx, cfg, c.Dir, n, port, "decommission", "--force")
 	close(done)
 	wg.Wait()
 	if derr != nil {
@@ -557,7 +633,7 @@ func (Launcher) RemoveNode(ctx context.Context, env *launcher.Env, c *launcher.C
 }
 
 // gossipStartFailures are what a node logs when its first gossip round
-// got no answer in time (the shadow round waits one ring delay, 1 s here):
+// got no answer in time (the shadow round waits one ring delay, ringDelayMS):
 // on a machine loaded far beyond its cores the seed answers too late.
 var gossipStartFailures = []string{"Unable to gossip with any peers", "Unable to contact any seeds"}
 

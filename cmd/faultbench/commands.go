@@ -215,6 +215,14 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 		}
 		p.SetFrom(t.EndpointKey, *endpoints, properties.Source{Origin: "--endpoints"})
 	}
+	if procs, err := experiment.WantsClientProcesses(p, phase); err != nil {
+		return usageError{msg: err.Error()}
+	} else if procs {
+		return a.runClientProcesses(ctx, procFlags{hosts: set["clients"] || set["listen"] || set["workers"], metrics: *metricsAddr != ""}, distrib.Spec{
+			Target: pos[0], Phase: phase, Props: p, RunsDir: *runs, Name: *runName, Quiet: *quiet, Out: a.stdout, Err: a.stderr,
+			StateDir: *stateDir, Version: version, Commit: commit, Targets: a.targets,
+		})
+	}
 	if set["accept-new-host-keys"] && !set["clients"] {
 		return usagef("--accept-new-host-keys is for --clients only")
 	}

@@ -81,12 +81,25 @@ type Spec struct {
 	// (`faultbench worker --connect`), e.g. the pods of a Kubernetes Job.
 	Listener net.Listener
 	Workers  int
+	// Processes, if set, replaces SSH: the run's client groups (the
+	// property clients=N, with clients.process=true) run as N local
+	// `faultbench worker` processes of Binary, started without a shell and
+	// killed with the coordinator (docs/metrics.md, per-client spread).
+	Processes bool
 }
 
 // clientHosts returns the client hosts: the inventory's, or placeholders
-// named after the connections a listener will accept.
-func (s *Spec) clientHosts() []remote.Host {
-	if s.Listener == nil {
+// named after the connections a listener will accept, or after the
+// processes local runs (procs of them).
+func (s *Spec) clientHosts(procs int) []remote.Host {
+	switch {
+	case s.Processes:
+		out := make([]remote.Host, procs)
+		for i := range out {
+			out[i] = remote.Host{Name: ProcessName(i)}
+		}
+		return out
+	case s.Listener == nil:
 		return s.Inventory.WithRole(remote.RoleClient)
 	}
 	out := make([]remote.Host, s.Workers)
@@ -105,6 +118,13 @@ func (s *Spec) Validate() error {
 		return errors.New("phase must be load or run")
 	}
 	switch {
+	case s.Processes:
+		if s.Listener != nil || s.Inventory != nil {
+			return errors.New("client processes and client hosts (an inventory or a listener) both given: choose one")
+		}
+		if s.Binary == "" {
+			return errors.New("no faultbench binary to start the client processes from")
+		}
 	case s.Listener != nil:
 		if s.Workers < 1 {
 			return errors.New("a listener needs the number of workers to wait for")
@@ -191,6 +211,7 @@ type worker struct {
 	offset time.Duration // host clock - coordinator clock
 	uncert time.Duration
 	res    WorkerResult
+	rec    int // the collector's recorder its windows go to
 }
 
 // Run runs the phase from every client host of the inventory and writes
@@ -218,13 +239,23 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		}
 		t.ConnectTo(p, c)
 	}
-	if ep := p.String(t.EndpointKey, ""); s.Listener == nil && loopbackOnly(ep) {
+	if ep := p.String(t.EndpointKey, ""); s.Listener == nil && !s.Processes && loopbackOnly(ep) {
 		return nil, fmt.Errorf("%s=%s: the cluster listens on loopback only, which the client hosts cannot reach; give addresses they can reach", t.EndpointKey, ep)
 	}
 	set := prep.Settings
 	wl := prep.Workload
-	clients := s.clientHosts()
+	procs := 0
+	if s.Processes {
+		if !set.ClientProcesses {
+			return nil, p.Error("clients.process", "client processes need clients.process=true and clients=N in a run phase")
+		}
+		procs = set.Runner.Clients
+	}
+	clients := s.clientHosts(procs)
 	if s.Phase == runner.Run && wl.Proportion(workload.Insert) > 0 && len(clients) > 1 {
+		if s.Processes {
+			return nil, p.Error("clients.process", "insertproportion > 0 with several client processes: run-phase inserts take their keys from one sequence starting at recordcount in every process (as in YCSB), so their inserts would collide; run the client groups in-process (clients.process=false), or an operation mix without inserts")
+		}
 		return nil, errors.New("insertproportion > 0 with several client hosts: run-phase inserts take their keys from one sequence starting at recordcount on every worker (as in YCSB), so the workers' inserts would collide; load with --clients, or run an operation mix without inserts")
 	}
 	shares, err := Split(Whole{
@@ -240,10 +271,13 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	stop := context.AfterFunc(ctx, endSessions) // Ctrl-C ends every worker
 	defer stop()
 	var connect func(ctx, sessCtx context.Context, i int, h remote.Host) (session, error)
-	if s.Listener != nil {
+	switch {
+	case s.Processes:
+		connect = func(_, sessCtx context.Context, i int, _ remote.Host) (session, error) { return startLocal(sessCtx, s.Binary, i) }
+	case s.Listener != nil:
 		acc := newAcceptor(sessCtx, s.Listener, len(clients))
 		connect = func(ctx, _ context.Context, i int, _ remote.Host) (session, error) { return acc.session(ctx, i) }
-	} else {
+	default:
 		bin, err := remote.NewBinary(s.Binary)
 		if err != nil {
 			return nil, err
@@ -256,6 +290,11 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	}
 
 	base := p.Map()
+	if s.Processes {
+		// each process is one client group: the split is the coordinator's
+		delete(base, "clients")
+		delete(base, "clients.process")
+	}
 	ws := make([]*worker, len(clients))
 	errs := make([]error, len(clients))
 	var wg sync.WaitGroup
@@ -290,6 +329,9 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 
 	env := rundir.HostEnv(s.Version, s.Commit)
 	env.Target = s.Target
+	if s.Processes {
+		env.ClientGroups = rundir.ClientGroupsProcesses
+	}
 	for i, w := range ws {
 		ch := rundir.ClientHost{Client: i, Name: w.host.Name, Address: w.host.Address,
 			ClockOffsetMs: ms(w.offset), ClockUncertaintyMs: ms(w.uncert)}
@@ -311,11 +353,26 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	}
 	start := time.Now().Add(s.StartDelay)
 	run.Events.SetStart(start)
+	// one recorder per thread, the threads of worker i its client group
+	// (clients.csv as an in-process run with clients=len(ws) has it); a
+	// worker's windows go to the first recorder of its group
+	threads := 0
+	for _, w := range ws {
+		w.rec = threads
+		threads += w.share.Threads
+	}
 	col, err := measure.NewCollector(measure.Config{
-		Dir: run.Dir, Ops: wl.OpNames(), Window: set.Window, Start: start, Warmup: set.Runner.Warmup, Workers: len(ws),
+		Dir: run.Dir, Ops: wl.OpNames(), Window: set.Window, Start: start, Warmup: set.Runner.Warmup,
+		Workers: threads, Clients: len(ws),
 	})
 	if err != nil {
 		return nil, err
+	}
+	for i, w := range ws {
+		if measure.ClientOf(w.rec, threads, len(ws)) != i {
+			col.Close()
+			return nil, fmt.Errorf("internal: worker %d's threads are not client group %d of the collector", i, i)
+		}
 	}
 	if set.Runner.Duration > 0 {
 		col.EndAt(start.Add(set.Runner.Warmup + set.Runner.Duration))
@@ -368,6 +425,16 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		tps = append(tps, w.res.Throughput)
 	}
 	res.CV, _ = analyze.CoefficientOfVariation(tps)
+	// the per-client spread of the workers that finished (a missing share
+	// would read as a slow client)
+	var finished []measure.ClientTotals
+	if totals != nil {
+		for i, ct := range totals.Clients {
+			if i < len(ws) && ws[i].res.Status == "done" {
+				finished = append(finished, ct)
+			}
+		}
+	}
 	if err := writeWorkers(run.Path(WorkersFile), res); err != nil {
 		return res, err
 	}
@@ -379,6 +446,9 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		WindowMs: ms(set.Window), WarmupMs: ms(set.Runner.Warmup), Totals: rundir.TotalsOf(totals),
 		PeakRSSBytes: experiment.PeakRSS(), Failed: len(failures) > 0, Failures: failures,
 	}
+	if totals != nil {
+		sum.PerClient = analyze.PerClient(finished, wl.OpNames(), totals.Duration)
+	}
 	for _, w := range ws {
 		sum.Dropped += w.res.dropped
 	}
@@ -389,7 +459,9 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		var b bytes.Buffer
 		report.WriteYCSB(&b, totals, set.Basis)
 		s.Out.Write(b.Bytes())
-		writeSpread(s.Out, res)
+		spread := sum.PerClient != nil && len(sum.PerClient.Clients) >= 2
+		writeSpread(s.Out, res, !spread)
+		report.WriteClients(s.Out, sum.PerClient) // the CVs, as an in-process run prints them
 		fmt.Fprintf(s.Out, "run directory: %s\n", run.Dir)
 	}
 	for _, f := range failures {
@@ -615,7 +687,7 @@ func merge(ws []*worker, col *measure.Collector, evs *event.Log) {
 			part := *a.msg.Part
 			w.res.Windows++
 			w.res.Operations += part.Count()
-			if err := col.AddPart(a.w, part); err != nil {
+			if err := col.AddPart(w.rec, part); err != nil {
 				evs.Emit(event.Note, w.host.Name, err.Error())
 			}
 			if !part.Partial && part.Window > lastFull[a.w] {
@@ -691,11 +763,14 @@ func csvField(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
-// writeSpread prints the per-client lines after the YCSB summary.
-func writeSpread(w io.Writer, r *Result) {
+// writeSpread prints the per-worker lines after the YCSB summary, and the
+// throughput CV of the workers when cv is set.
+func writeSpread(w io.Writer, r *Result, cv bool) {
 	for _, x := range r.Workers {
 		fmt.Fprintf(w, "[CLIENT %d %s], Status, %s\n[CLIENT %d %s], Throughput(ops/sec), %.1f\n[CLIENT %d %s], ClockOffset(ms), %.3f ± %.3f\n",
 			x.Client, x.Host, x.Status, x.Client, x.Host, x.Throughput, x.Client, x.Host, x.ClockOffsetMs, x.ClockUncertaintyMs)
 	}
-	fmt.Fprintf(w, "[CLIENTS], ThroughputCV, %.4f\n", r.CV)
+	if cv {
+		fmt.Fprintf(w, "[CLIENTS], ThroughputCV, %.4f\n", r.CV)
+	}
 }

@@ -273,7 +273,9 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	var connect func(ctx, sessCtx context.Context, i int, h remote.Host) (session, error)
 	switch {
 	case s.Processes:
-		connect = func(_, sessCtx context.Context, i int, _ remote.Host) (session, error) { return startLocal(sessCtx, s.Binary, i) }
+		connect = func(_, sessCtx context.Context, i int, _ remote.Host) (session, error) {
+			return startLocal(sessCtx, s.Binary, i)
+		}
 	case s.Listener != nil:
 		acc := newAcceptor(sessCtx, s.Listener, len(clients))
 		connect = func(ctx, _ context.Context, i int, _ remote.Host) (session, error) { return acc.session(ctx, i) }

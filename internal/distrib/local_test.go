@@ -30,7 +30,28 @@ import (
 // as `<test binary> worker`.
 const workerEnv = "FAULTBENCH_TEST_DISTRIB_WORKER"
 
+// coordEnv makes this test binary a coordinator of client processes
+// whose properties are in the file it names (TestCoordinatorKilled).
+const coordEnv = "FAULTBENCH_TEST_DISTRIB_COORDINATOR"
+
 func TestMain(m *testing.M) {
+	if path := os.Getenv(coordEnv); path != "" {
+		os.Unsetenv(coordEnv) // its workers are workers
+		p := properties.New()
+		if err := p.LoadFile(path); err != nil {
+			fmt.Fprintln(os.Stderr, "coordinator:", err)
+			os.Exit(1)
+		}
+		bin, _ := os.Executable()
+		dir := filepath.Dir(path)
+		_, err := distrib.Run(context.Background(), distrib.Spec{Target: "redis", Phase: runner.Run, Props: p, Processes: true, Binary: bin,
+			RunsDir: filepath.Join(dir, "runs"), Quiet: true, StateDir: filepath.Join(dir, "state"), Targets: targets.Builtin()})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "coordinator:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(workerEnv) == "1" {
 		if err := distrib.Work(context.Background(), os.Stdin, os.Stdout, targets.Builtin()); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
@@ -88,6 +109,12 @@ func startRedis(t *testing.T, records int) (*targets.Target, *properties.Propert
 // `worker`.
 func workerChildren(t *testing.T) []int {
 	t.Helper()
+	return workerChildrenOf(t, os.Getpid())
+}
+
+// workerChildrenOf returns the pids of parent's children that run `worker`.
+func workerChildrenOf(t *testing.T, parent int) []int {
+	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +131,7 @@ func workerChildren(t *testing.T) []int {
 		}
 		// pid (comm) state ppid ...
 		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
+		if len(f) < 2 || f[1] != strconv.Itoa(parent) {
 			continue
 		}
 		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
@@ -331,4 +358,81 @@ func readJSON(t *testing.T, path string, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+}
+
+// TestCoordinatorKilled kills (SIGKILL) a coordinator of three client
+// processes during its run: the kernel ends the workers with it.
+func TestCoordinatorKilled(t *testing.T) {
+	_, p := startRedis(t, 300)
+	for k, v := range map[string]string{"threadcount": "3", "target": "150", "maxexecutiontime": "60s", "operationcount": "0",
+		"clients": "3", "clients.process": "true"} {
+		p.Set(k, v)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.properties")
+	var b strings.Builder
+	for k, v := range p.Map() {
+		fmt.Fprintf(&b, "%s=%s\n", k, v)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	coord := exec.Command(bin, "-test.run=^$")
+	coord.Env = append(os.Environ(), coordEnv+"="+path, workerEnv+"=1")
+	var stderr strings.Builder
+	coord.Stderr = &stderr
+	if err := coord.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = coord.Wait(); close(exited) }()
+	defer func() {
+		_ = coord.Process.Kill()
+		<-exited
+	}()
+	var workers []int
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && len(workers) < 3; time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-exited:
+			t.Fatalf("the coordinator ended before its workers ran: %s", stderr.String())
+		default:
+		}
+		workers = workerChildrenOf(t, coord.Process.Pid)
+	}
+	if len(workers) != 3 {
+		t.Fatalf("the coordinator started %d workers within a minute, want 3: %s", len(workers), stderr.String())
+	}
+	time.Sleep(time.Second) // into the phase
+	if err := coord.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	// the kernel signals them at once; the bound is generous for a loaded machine
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		left := 0
+		for _, pid := range workers {
+			if alive(pid) && !zombie(pid) {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+	}
+	t.Errorf("worker processes %v outlived their killed coordinator", workers)
+}
+
+// zombie reports whether pid has exited but not been reaped (its new
+// parent, init, reaps it in its own time).
+func zombie(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true // gone
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(f) > 0 && f[0] == "Z"
 }

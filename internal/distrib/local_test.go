@@ -361,7 +361,8 @@ func readJSON(t *testing.T, path string, v any) {
 }
 
 // TestCoordinatorKilled kills (SIGKILL) a coordinator of three client
-// processes during its run: the kernel ends the workers with it.
+// processes during its run: its workers end with it (the kernel kills them,
+// Pdeathsig; a worker whose standard input closes would end anyway).
 func TestCoordinatorKilled(t *testing.T) {
 	_, p := startRedis(t, 300)
 	for k, v := range map[string]string{"threadcount": "3", "target": "150", "maxexecutiontime": "60s", "operationcount": "0",

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/faultbench/faultbench/internal/distrib"
+	"github.com/faultbench/faultbench/internal/experiment"
 )
 
 // procFlags is what `run -p clients.process=true` needs besides the
@@ -30,4 +31,16 @@ func (a *app) runClientProcesses(ctx context.Context, c procFlags, spec distrib.
 	spec.Binary, spec.Processes = bin, true
 	_, err = distrib.Run(ctx, spec)
 	return err
+}
+
+// processRunner runs a scenario's measured phase whose client groups are
+// processes (load.client_processes): workers of this binary.
+func processRunner() experiment.ProcessRunner {
+	return func(ctx context.Context, j experiment.ProcessJob) (*experiment.Outcome, error) {
+		bin, err := selfBinary()
+		if err != nil {
+			return nil, err
+		}
+		return distrib.Execute(bin)(ctx, j)
+	}
 }

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/experiment"
+	"github.com/faultbench/faultbench/internal/runner"
 )
 
 // LocalStopGrace is how long a local worker process has to exit once its
@@ -103,4 +107,42 @@ func startLocal(sessCtx context.Context, bin string, i int) (session, error) {
 	}
 	context.AfterFunc(sessCtx, stop)
 	return session{r: outR, w: inW, addr: "pid " + strconv.Itoa(cmd.Process.Pid), close: stop, stderr: tail.String}, nil
+}
+
+// Execute returns the experiment.ProcessRunner that runs a scenario's
+// measured phase with its client groups (clients=N, clients.process=true)
+// as N local worker processes of binary: the coordinator of Run, with the
+// scenario's tasks (fault schedule, watcher) alongside and its run
+// directory and events. It writes workers.csv besides the measurement
+// files; the outcome's Missing lists the shares of processes that died.
+func Execute(binary string) experiment.ProcessRunner {
+	return func(ctx context.Context, j experiment.ProcessJob) (*experiment.Outcome, error) {
+		s := Spec{Target: j.Target, Phase: runner.Run, Props: j.Props, Processes: true, Binary: binary,
+			StateDir: j.StateDir, Quiet: j.Quiet, Err: j.Err, Targets: j.Targets, RunsDir: filepath.Dir(j.Dir)}
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		r := &phaseRun{s: &s}
+		defer r.close()
+		if err := r.setup(ctx); err != nil {
+			return nil, err
+		}
+		m, err := r.measure(ctx, j.Dir, j.Events, j.Tasks)
+		if err != nil {
+			return nil, err
+		}
+		res := &Result{Dir: j.Dir, Totals: m.totals, Workers: m.workers, CV: m.cv, Missing: m.missing}
+		if err := writeWorkers(filepath.Join(j.Dir, WorkersFile), res); err != nil {
+			return nil, err
+		}
+		out := &experiment.Outcome{Dir: j.Dir, Totals: m.totals, Windows: m.windows, PerClient: m.perClient, Clients: len(r.ws),
+			Missing: m.failures, Result: runner.Result{Start: m.start, Reason: endReason(r.ws), Dropped: m.dropped}}
+		if n := len(m.windows); n > 0 {
+			out.Result.End = m.start.Add(m.windows[n-1].End)
+		}
+		if m.closeErr != nil {
+			return out, m.closeErr
+		}
+		return out, m.taskErr
+	}
 }

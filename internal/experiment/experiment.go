@@ -233,7 +233,32 @@ type Outcome struct {
 	PerClient *analyze.ClientSpread
 	// Clients is the configured number of client groups (0: one per thread).
 	Clients int
+	// Missing says, one line each, which client groups' shares are missing
+	// (client processes that died or failed; clients.process=true).
+	Missing []string
 }
+
+// ProcessJob is a measured run phase whose client groups run as separate
+// processes (clients.process=true).
+type ProcessJob struct {
+	Target  string            // the target kind
+	Targets *targets.Registry // where it is looked up
+	// Props are the phase's properties, checked (CheckProperties) and
+	// pointing at the cluster.
+	Props    *properties.Properties
+	Dir      string     // the run directory, which exists
+	Events   *event.Log // the run's events
+	Tasks    []Task     // run alongside the phase, as Hooks.Tasks
+	StateDir string
+	Quiet    bool
+	Err      io.Writer
+}
+
+// ProcessRunner runs a ProcessJob: it writes the measurement files of
+// j.Dir (windows.csv, hist/, clients.csv, ...) but not summary.json, and
+// returns the outcome. internal/distrib has it (Execute); this package
+// cannot import that one.
+type ProcessRunner func(ctx context.Context, j ProcessJob) (*Outcome, error)
 
 // tpccOf computes the TPC-C figures of a program workload's run phase
 // (nil otherwise).

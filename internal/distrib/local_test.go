@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,17 +19,13 @@ import (
 	"github.com/faultbench/faultbench/internal/distrib"
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
+	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
 	"github.com/faultbench/faultbench/internal/launcher/redis"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/targets"
 )
-
-// workerEnv makes this test binary a `faultbench worker`: the local
-// client processes of the tests below are the test binary itself, started
-// as `<test binary> worker`.
-const workerEnv = "FAULTBENCH_TEST_DISTRIB_WORKER"
 
 // coordEnv makes this test binary a coordinator of client processes
 // whose properties are in the file it names (TestCoordinatorKilled).
@@ -52,9 +49,22 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	if os.Getenv(workerEnv) == "1" {
+	// the test binary serves as the faultbench binary the local client
+	// processes (`<self> worker`) and the etcd launcher (`<self> node etcd
+	// ...`) start
+	if len(os.Args) > 1 && os.Args[1] == distrib.WorkerCommand {
 		if err := distrib.Work(context.Background(), os.Stdin, os.Stdout, targets.Builtin()); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if len(os.Args) > 2 && os.Args[1] == "node" && os.Args[2] == "etcd" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := etcdlauncher.RunNode(ctx, os.Args[3:])
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -184,7 +194,6 @@ func atoi(t *testing.T, s string) int64 {
 // left.
 func TestClientProcesses(t *testing.T) {
 	_, p := startRedis(t, 600)
-	t.Setenv(workerEnv, "1")
 	bin, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +300,6 @@ func TestClientProcesses(t *testing.T) {
 // are merged.
 func TestClientProcessDies(t *testing.T) {
 	_, p := startRedis(t, 300)
-	t.Setenv(workerEnv, "1")
 	bin, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -383,7 +391,7 @@ func TestCoordinatorKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	coord := exec.Command(bin, "-test.run=^$")
-	coord.Env = append(os.Environ(), coordEnv+"="+path, workerEnv+"=1")
+	coord.Env = append(os.Environ(), coordEnv+"="+path)
 	var stderr strings.Builder
 	coord.Stderr = &stderr
 	if err := coord.Start(); err != nil {

@@ -44,9 +44,9 @@ func commands() []command {
 		{name: "k8s", summary: "write Kubernetes manifests: k8s manifest SCENARIO --clients N (an Indexed Job of workers)", run: (*app).k8sCmd},
 		{name: "cleanup", summary: "end processes and remove files a crashed faultbench left behind", run: (*app).cleanup},
 		{name: "node", summary: "run a database node (internal, used by launchers)", hidden: true, run: (*app).node},
-		{name: distrib.WorkerCommand, summary: "serve a coordinator on stdin/stdout (internal, started over SSH by --clients)", hidden: true, run: func(a *app, ctx context.Context, args []string) error {
+		{name: distrib.WorkerCommand, summary: "serve a coordinator on stdin/stdout (internal, started over SSH by --clients, or locally by -p clients.process=true)", hidden: true, run: func(a *app, ctx context.Context, args []string) error {
 			if isHelp(args) {
-				fmt.Fprintf(a.stdout, "Usage: faultbench %s (internal: started over SSH by `faultbench run --clients`; speaks JSON lines on stdin/stdout, docs/distributed.md)\n", distrib.WorkerCommand)
+				fmt.Fprintf(a.stdout, "Usage: faultbench %s (internal: started over SSH by `faultbench run --clients`, or locally by `-p clients.process=true`; speaks JSON lines on stdin/stdout, docs/distributed.md)\n", distrib.WorkerCommand)
 				return flag.ErrHelp
 			}
 			fs := a.newFlags(distrib.WorkerCommand, distrib.WorkerCommand+" [--connect HOST:PORT]", "  faultbench worker --connect coordinator:7070")

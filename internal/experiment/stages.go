@@ -342,13 +342,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	r.sum.PerClient = ro.PerClient
 	r.sum.ErrorSamples = ro.Result.Samples
 	r.sum.TPCC = ro.TPCC
-	if r.schedErr != nil {
-		r.sum.Errors = append(r.sum.Errors, "schedule: "+r.schedErr.Error())
-		r.sum.Failed = true
-		for _, e := range unjoin(r.schedErr) {
-			r.sum.Failures = append(r.sum.Failures, "fault schedule: "+e.Error())
-		}
-	}
+	r.noteSchedErr()
 	return nil
 }
 
@@ -376,6 +370,12 @@ func (r *scenarioRun) measureProcesses(ctx context.Context, p *properties.Proper
 		r.sum.Failed = true
 		r.sum.Failures = append(r.sum.Failures, ro.Missing...)
 	}
+	r.noteSchedErr()
+	return nil
+}
+
+// noteSchedErr records the fault schedule's error in the summary.
+func (r *scenarioRun) noteSchedErr() {
 	if r.schedErr != nil {
 		r.sum.Errors = append(r.sum.Errors, "schedule: "+r.schedErr.Error())
 		r.sum.Failed = true
@@ -383,7 +383,6 @@ func (r *scenarioRun) measureProcesses(ctx context.Context, p *properties.Proper
 			r.sum.Failures = append(r.sum.Failures, "fault schedule: "+e.Error())
 		}
 	}
-	return nil
 }
 
 // unjoin splits an errors.Join error into its parts.

@@ -236,14 +236,11 @@ func (r *phaseRun) close() {
 // connected workers, or the local client processes) and writes one run
 // directory.
 func Run(ctx context.Context, s Spec) (*Result, error) {
-	if err := s.Validate(); err != nil {
+	r, err := startPhase(ctx, &s)
+	if err != nil {
 		return nil, err
 	}
-	r := &phaseRun{s: &s}
 	defer r.close()
-	if err := r.setup(ctx); err != nil {
-		return nil, err
-	}
 	p, ws, t, set := s.Props, r.ws, r.t, r.set
 	env := rundir.HostEnv(s.Version, s.Commit)
 	env.Target = s.Target
@@ -297,6 +294,20 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		return res, fmt.Errorf("%d of %d workers did not finish; their shares are missing (see %s)", len(m.failures), len(ws), run.Path(WorkersFile))
 	}
 	return res, nil
+}
+
+// startPhase validates s and sets its workers up (setup); the caller
+// closes the returned phaseRun.
+func startPhase(ctx context.Context, s *Spec) (*phaseRun, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	r := &phaseRun{s: s}
+	if err := r.setup(ctx); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // setup checks the properties, splits the phase into the workers' shares,

@@ -119,14 +119,11 @@ func Execute(binary string) experiment.ProcessRunner {
 	return func(ctx context.Context, j experiment.ProcessJob) (*experiment.Outcome, error) {
 		s := Spec{Target: j.Target, Phase: runner.Run, Props: j.Props, Processes: true, Binary: binary,
 			StateDir: j.StateDir, Quiet: j.Quiet, Err: j.Err, Targets: j.Targets, RunsDir: filepath.Dir(j.Dir)}
-		if err := s.Validate(); err != nil {
+		r, err := startPhase(ctx, &s)
+		if err != nil {
 			return nil, err
 		}
-		r := &phaseRun{s: &s}
 		defer r.close()
-		if err := r.setup(ctx); err != nil {
-			return nil, err
-		}
 		m, err := r.measure(ctx, j.Dir, j.Events, j.Tasks)
 		if err != nil {
 			return nil, err

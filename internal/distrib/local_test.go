@@ -127,7 +127,8 @@ func workerChildrenOf(t *testing.T, parent int) []int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err) // not Fatal: called from other goroutines too
+		return nil
 	}
 	var out []int
 	for _, e := range ents {
@@ -187,6 +188,27 @@ func atoi(t *testing.T, s string) int64 {
 	return v
 }
 
+// runProcesses runs a 3-client run phase of p, with props set, as client
+// processes of this test binary.
+func runProcesses(t *testing.T, p *properties.Properties, props map[string]string) (*distrib.Result, error) {
+	t.Helper()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Set("operationcount", "0")
+	p.Set("measurement.window", "500ms")
+	p.Set("clients", "3")
+	p.Set("clients.process", "true")
+	for k, v := range props {
+		p.Set(k, v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return distrib.Run(ctx, distrib.Spec{Target: "redis", Phase: runner.Run, Props: p, Processes: true, Binary: bin,
+		RunsDir: t.TempDir(), Quiet: true, StateDir: t.TempDir(), Targets: targets.Builtin()})
+}
+
 // TestClientProcesses runs a run phase against a real redis-server with
 // clients=3 as three local worker processes and checks the exact merge
 // (the run's totals, windows and client rows against what each process
@@ -194,18 +216,7 @@ func atoi(t *testing.T, s string) int64 {
 // left.
 func TestClientProcesses(t *testing.T) {
 	_, p := startRedis(t, 600)
-	bin, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"threadcount": "7", "target": "300", "maxexecutiontime": "3s", "operationcount": "0",
-		"measurement.window": "500ms", "clients": "3", "clients.process": "true"} {
-		p.Set(k, v)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	res, err := distrib.Run(ctx, distrib.Spec{Target: "redis", Phase: runner.Run, Props: p, Processes: true, Binary: bin,
-		RunsDir: t.TempDir(), Quiet: true, StateDir: t.TempDir(), Targets: targets.Builtin()})
+	res, err := runProcesses(t, p, map[string]string{"threadcount": "7", "target": "300", "maxexecutiontime": "3s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,16 +311,6 @@ func TestClientProcesses(t *testing.T) {
 // are merged.
 func TestClientProcessDies(t *testing.T) {
 	_, p := startRedis(t, 300)
-	bin, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"threadcount": "3", "target": "150", "maxexecutiontime": "4s", "operationcount": "0",
-		"measurement.window": "500ms", "clients": "3", "clients.process": "true"} {
-		p.Set(k, v)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	killed := make(chan int, 1)
 	go func() {
 		// once three workers run and the phase is under way, kill one
@@ -325,8 +326,7 @@ func TestClientProcessDies(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	res, err := distrib.Run(ctx, distrib.Spec{Target: "redis", Phase: runner.Run, Props: p, Processes: true, Binary: bin,
-		RunsDir: t.TempDir(), Quiet: true, StateDir: t.TempDir(), Targets: targets.Builtin()})
+	res, err := runProcesses(t, p, map[string]string{"threadcount": "3", "target": "150", "maxexecutiontime": "4s"})
 	var pid int
 	select {
 	case pid = <-killed:

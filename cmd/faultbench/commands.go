@@ -44,9 +44,9 @@ func commands() []command {
 		{name: "k8s", summary: "write Kubernetes manifests: k8s manifest SCENARIO --clients N (an Indexed Job of workers)", run: (*app).k8sCmd},
 		{name: "cleanup", summary: "end processes and remove files a crashed faultbench left behind", run: (*app).cleanup},
 		{name: "node", summary: "run a database node (internal, used by launchers)", hidden: true, run: (*app).node},
-		{name: distrib.WorkerCommand, summary: "serve a coordinator on stdin/stdout (internal, started over SSH by --clients)", hidden: true, run: func(a *app, ctx context.Context, args []string) error {
+		{name: distrib.WorkerCommand, summary: "serve a coordinator on stdin/stdout (internal, started over SSH by --clients, or locally by -p clients.process=true)", hidden: true, run: func(a *app, ctx context.Context, args []string) error {
 			if isHelp(args) {
-				fmt.Fprintf(a.stdout, "Usage: faultbench %s (internal: started over SSH by `faultbench run --clients`; speaks JSON lines on stdin/stdout, docs/distributed.md)\n", distrib.WorkerCommand)
+				fmt.Fprintf(a.stdout, "Usage: faultbench %s (internal: started over SSH by `faultbench run --clients`, or locally by `-p clients.process=true`; speaks JSON lines on stdin/stdout, docs/distributed.md)\n", distrib.WorkerCommand)
 				return flag.ErrHelp
 			}
 			fs := a.newFlags(distrib.WorkerCommand, distrib.WorkerCommand+" [--connect HOST:PORT]", "  faultbench worker --connect coordinator:7070")
@@ -214,6 +214,14 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 			return usagef("--endpoints %s and %s=%s (%s) both given: choose one", *endpoints, t.EndpointKey, p.String(t.EndpointKey, ""), src)
 		}
 		p.SetFrom(t.EndpointKey, *endpoints, properties.Source{Origin: "--endpoints"})
+	}
+	if procs, err := experiment.WantsClientProcesses(p, phase); err != nil {
+		return usageError{msg: err.Error()}
+	} else if procs {
+		return a.runClientProcesses(ctx, procFlags{hosts: set["clients"] || set["listen"] || set["workers"], metrics: *metricsAddr != ""}, distrib.Spec{
+			Target: pos[0], Phase: phase, Props: p, RunsDir: *runs, Name: *runName, Quiet: *quiet, Out: a.stdout, Err: a.stderr,
+			StateDir: *stateDir, Version: version, Commit: commit, Targets: a.targets,
+		})
 	}
 	if set["accept-new-host-keys"] && !set["clients"] {
 		return usagef("--accept-new-host-keys is for --clients only")

@@ -68,7 +68,7 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	if *dryRun {
 		return experiment.PlanScenario(experiment.ScenarioSpec{
 			Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: *runs, StateDir: *stateDir,
-			Out: a.stdout, Err: a.stderr, Targets: a.targets,
+			Out: a.stdout, Err: a.stderr, Targets: a.targets, Processes: processRunner(),
 		})
 	}
 	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status, *quiet, *metricsAddr)
@@ -102,7 +102,7 @@ func (a *app) runScenario(ctx context.Context, sc *scenario.Scenario, file, runs
 	out, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
 		Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: runs, StateDir: stateDir,
 		Out: a.stdout, Err: a.stderr, Status: status, Quiet: quiet, MetricsAddr: metricsAddr, Version: version, Commit: commit,
-		Targets: a.targets,
+		Targets: a.targets, Processes: processRunner(),
 	})
 	if out != nil && out.Dir != "" && err != nil {
 		switch hint := partialRunHint(out.Dir); {

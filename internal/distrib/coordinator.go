@@ -81,12 +81,25 @@ type Spec struct {
 	// (`faultbench worker --connect`), e.g. the pods of a Kubernetes Job.
 	Listener net.Listener
 	Workers  int
+	// Processes, if set, replaces SSH: the run's client groups (the
+	// property clients=N, with clients.process=true) run as N local
+	// `faultbench worker` processes of Binary, started without a shell and
+	// killed with the coordinator (docs/metrics.md, per-client spread).
+	Processes bool
 }
 
 // clientHosts returns the client hosts: the inventory's, or placeholders
-// named after the connections a listener will accept.
-func (s *Spec) clientHosts() []remote.Host {
-	if s.Listener == nil {
+// named after the connections a listener will accept, or after the
+// processes local runs (procs of them).
+func (s *Spec) clientHosts(procs int) []remote.Host {
+	switch {
+	case s.Processes:
+		out := make([]remote.Host, procs)
+		for i := range out {
+			out[i] = remote.Host{Name: ProcessName(i)}
+		}
+		return out
+	case s.Listener == nil:
 		return s.Inventory.WithRole(remote.RoleClient)
 	}
 	out := make([]remote.Host, s.Workers)
@@ -105,6 +118,13 @@ func (s *Spec) Validate() error {
 		return errors.New("phase must be load or run")
 	}
 	switch {
+	case s.Processes:
+		if s.Listener != nil || s.Inventory != nil {
+			return errors.New("client processes and client hosts (an inventory or a listener) both given: choose one")
+		}
+		if s.Binary == "" {
+			return errors.New("no faultbench binary to start the client processes from")
+		}
 	case s.Listener != nil:
 		if s.Workers < 1 {
 			return errors.New("a listener needs the number of workers to wait for")
@@ -191,22 +211,119 @@ type worker struct {
 	offset time.Duration // host clock - coordinator clock
 	uncert time.Duration
 	res    WorkerResult
+	rec    int // the collector's recorder its windows go to
 }
 
-// Run runs the phase from every client host of the inventory and writes
-// one run directory.
+// phaseRun is one distributed phase from its workers' set-up to its end.
+type phaseRun struct {
+	s           *Spec
+	t           *targets.Target
+	set         experiment.Settings
+	wl          *workload.Workload
+	ws          []*worker
+	endSessions func()
+	closers     []func() // called in reverse order by close
+}
+
+// close ends every worker session and releases what setup holds.
+func (r *phaseRun) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// Run runs the phase from every client host of the inventory (or from the
+// connected workers, or the local client processes) and writes one run
+// directory.
 func Run(ctx context.Context, s Spec) (*Result, error) {
+	r, err := startPhase(ctx, &s)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	p, ws, t, set := s.Props, r.ws, r.t, r.set
+	env := rundir.HostEnv(s.Version, s.Commit)
+	env.Target = s.Target
+	r.describe(&env)
+	run, err := rundir.Open(s.RunsDir, s.Name, time.Now(), env)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	if err := rundir.WriteProperties(run.Path("run.properties"), p); err != nil {
+		return nil, err
+	}
+	m, err := r.measure(ctx, run.Dir, run.Events, nil)
+	if err != nil {
+		return nil, err
+	}
+	totals := m.totals
+	res := &Result{Dir: run.Dir, Totals: totals, Workers: m.workers, CV: m.cv, Missing: m.missing}
+	if err := writeWorkers(run.Path(WorkersFile), res); err != nil {
+		return res, err
+	}
+	if m.closeErr != nil {
+		return res, m.closeErr
+	}
+	sum := rundir.Summary{
+		Target: t.Kind, Phase: string(s.Phase), EndReason: endReason(ws), Threads: set.Runner.Threads, TargetOps: set.Runner.Rate,
+		WindowMs: ms(set.Window), WarmupMs: ms(set.Runner.Warmup), Totals: rundir.TotalsOf(totals),
+		PeakRSSBytes: experiment.PeakRSS(), Failed: len(m.failures) > 0, Failures: m.failures, PerClient: m.perClient, Dropped: m.dropped,
+	}
+	if err := rundir.WriteJSON(run.Path("summary.json"), sum); err != nil {
+		return res, err
+	}
+	if !s.Quiet {
+		var b bytes.Buffer
+		report.WriteYCSB(&b, totals, set.Basis)
+		s.Out.Write(b.Bytes())
+		spread := sum.PerClient != nil && len(sum.PerClient.Clients) >= 2
+		writeSpread(s.Out, res, !spread)
+		report.WriteClients(s.Out, sum.PerClient) // the CVs, as an in-process run prints them
+		fmt.Fprintf(s.Out, "run directory: %s\n", run.Dir)
+	}
+	for _, f := range m.failures {
+		fmt.Fprintln(s.Err, "warning:", f)
+	}
+	rout := s.Out
+	if s.Quiet {
+		rout = io.Discard
+	}
+	report.Finish(context.WithoutCancel(ctx), run.Dir, rout, s.Err)
+	if len(m.failures) > 0 {
+		return res, fmt.Errorf("%d of %d workers did not finish; their shares are missing (see %s)", len(m.failures), len(ws), run.Path(WorkersFile))
+	}
+	return res, nil
+}
+
+// startPhase validates s and sets its workers up (setup); the caller
+// closes the returned phaseRun.
+func startPhase(ctx context.Context, s *Spec) (*phaseRun, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	r := &phaseRun{s: s}
+	if err := r.setup(ctx); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// setup checks the properties, splits the phase into the workers' shares,
+// starts (or accepts) every worker and hands it its share; it returns once
+// every worker's driver is connected. The caller closes r, also when setup
+// fails.
+func (r *phaseRun) setup(ctx context.Context) error {
+	s := r.s
 	t, err := s.Targets.Get(s.Target)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p := s.Props
 	prep, err := experiment.CheckProperties(t, s.Phase, p)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, w := range prep.Warnings {
 		fmt.Fprintln(s.Err, "warning:", w)
@@ -214,58 +331,81 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if !p.Has(t.EndpointKey) {
 		c, err := (launcher.StateStore{Dir: s.StateDir}).Load(t.Kind)
 		if err != nil {
-			return nil, fmt.Errorf("no %s cluster to point the workers at: give -p %s=... (addresses the client hosts can reach) or start one with `faultbench cluster up %s`: %w", t.Kind, t.EndpointKey, t.Kind, err)
+			return fmt.Errorf("no %s cluster to point the workers at: give -p %s=... (addresses the client hosts can reach) or start one with `faultbench cluster up %s`: %w", t.Kind, t.EndpointKey, t.Kind, err)
 		}
 		t.ConnectTo(p, c)
 	}
-	if ep := p.String(t.EndpointKey, ""); s.Listener == nil && loopbackOnly(ep) {
-		return nil, fmt.Errorf("%s=%s: the cluster listens on loopback only, which the client hosts cannot reach; give addresses they can reach", t.EndpointKey, ep)
+	if ep := p.String(t.EndpointKey, ""); s.Listener == nil && !s.Processes && loopbackOnly(ep) {
+		return fmt.Errorf("%s=%s: the cluster listens on loopback only, which the client hosts cannot reach; give addresses they can reach", t.EndpointKey, ep)
 	}
 	set := prep.Settings
 	wl := prep.Workload
-	clients := s.clientHosts()
+	r.t, r.set, r.wl = t, set, wl
+	procs := 0
+	if s.Processes {
+		if !set.ClientProcesses {
+			return p.Error("clients.process", "client processes need clients.process=true and clients=N in a run phase")
+		}
+		procs = set.Runner.Clients
+	}
+	clients := s.clientHosts(procs)
 	if s.Phase == runner.Run && wl.Proportion(workload.Insert) > 0 && len(clients) > 1 {
-		return nil, errors.New("insertproportion > 0 with several client hosts: run-phase inserts take their keys from one sequence starting at recordcount on every worker (as in YCSB), so the workers' inserts would collide; load with --clients, or run an operation mix without inserts")
+		if s.Processes {
+			return p.Error("clients.process", "insertproportion > 0 with several client processes: run-phase inserts take their keys from one sequence starting at recordcount in every process (as in YCSB), so their inserts would collide; run the client groups in-process (clients.process=false), or an operation mix without inserts")
+		}
+		return errors.New("insertproportion > 0 with several client hosts: run-phase inserts take their keys from one sequence starting at recordcount on every worker (as in YCSB), so the workers' inserts would collide; load with --clients, or run an operation mix without inserts")
 	}
 	shares, err := Split(Whole{
 		Threads: set.Runner.Threads, RateOps: set.Runner.Rate, Operations: set.Runner.OperationCount,
 		InsertStart: wl.InsertStart(), InsertCount: wl.InsertCount(), Seed: wl.Seed(),
 	}, len(clients))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// the sessions live as long as the phase (bounded below)
+	// the sessions live as long as the phase (bounded by measure)
 	sessCtx, endSessions := context.WithCancel(context.WithoutCancel(ctx))
-	defer endSessions()
+	r.endSessions = endSessions
+	r.closers = append(r.closers, endSessions)
 	stop := context.AfterFunc(ctx, endSessions) // Ctrl-C ends every worker
-	defer stop()
+	r.closers = append(r.closers, func() { stop() })
 	var connect func(ctx, sessCtx context.Context, i int, h remote.Host) (session, error)
-	if s.Listener != nil {
+	switch {
+	case s.Processes:
+		connect = func(_, sessCtx context.Context, i int, _ remote.Host) (session, error) {
+			return startLocal(sessCtx, s.Binary, i)
+		}
+	case s.Listener != nil:
 		acc := newAcceptor(sessCtx, s.Listener, len(clients))
 		connect = func(ctx, _ context.Context, i int, _ remote.Host) (session, error) { return acc.session(ctx, i) }
-	} else {
+	default:
 		bin, err := remote.NewBinary(s.Binary)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		pool := remote.NewPool(s.Inventory, s.AcceptNewHostKeys)
-		defer pool.Close()
+		r.closers = append(r.closers, func() { pool.Close() })
 		connect = func(ctx, sessCtx context.Context, _ int, h remote.Host) (session, error) {
 			return startSSH(ctx, sessCtx, pool, bin, h)
 		}
 	}
 
 	base := p.Map()
+	if s.Processes {
+		// each process is one client group: the split is the coordinator's
+		delete(base, "clients")
+		delete(base, "clients.process")
+	}
 	ws := make([]*worker, len(clients))
+	r.ws = ws
 	errs := make([]error, len(clients))
 	var wg sync.WaitGroup
-	defer func() {
+	r.closers = append(r.closers, func() {
 		for _, w := range ws {
 			if w != nil && w.sess.close != nil {
 				w.sess.close()
 			}
 		}
-	}()
+	})
 	for i, h := range clients {
 		ws[i] = &worker{share: shares[i], host: h}
 		wg.Add(1)
@@ -284,47 +424,81 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
+	return errors.Join(errs...)
+}
 
-	env := rundir.HostEnv(s.Version, s.Commit)
-	env.Target = s.Target
-	for i, w := range ws {
+// describe records the workers in env (env.json).
+func (r *phaseRun) describe(env *rundir.Env) {
+	if r.s.Processes {
+		env.ClientGroups = rundir.ClientGroupsProcesses
+	}
+	for i, w := range r.ws {
 		ch := rundir.ClientHost{Client: i, Name: w.host.Name, Address: w.host.Address,
 			ClockOffsetMs: ms(w.offset), ClockUncertaintyMs: ms(w.uncert)}
 		if w.info != nil {
 			ch.Hostname, ch.Kernel, ch.CPUs = w.info.Hostname, w.info.Kernel, w.info.CPUs
 			for _, warn := range w.info.Warnings {
-				fmt.Fprintf(s.Err, "warning: %s: %s\n", w.host.Name, warn)
+				fmt.Fprintf(r.s.Err, "warning: %s: %s\n", w.host.Name, warn)
 			}
 		}
 		env.Clients = append(env.Clients, ch)
 	}
-	run, err := rundir.Open(s.RunsDir, s.Name, time.Now(), env)
-	if err != nil {
-		return nil, err
-	}
-	defer run.Close()
-	if err := rundir.WriteProperties(run.Path("run.properties"), p); err != nil {
-		return nil, err
-	}
+}
+
+// measured is what measure leaves.
+type measured struct {
+	totals   *measure.Totals
+	windows  []measure.WindowRow
+	closeErr error // the collector's (writing the measurement files)
+	workers  []WorkerResult
+	missing  []int
+	failures []string // one line per missing share
+	cv       float64  // the finished workers' throughput CV
+	// perClient is the per-client spread of the workers that finished (a
+	// missing share would read as a slow client)
+	perClient *analyze.ClientSpread
+	dropped   int64
+	start     time.Time
+	taskErr   error // the tasks' errors, joined
+}
+
+// measure starts every worker at one common time, runs tasks alongside
+// (with that t=0; their context ends when the phase does) and merges the
+// workers' windows into the measurement files of dir, with events in evs.
+func (r *phaseRun) measure(ctx context.Context, dir string, evs *event.Log, tasks []experiment.Task) (*measured, error) {
+	s, ws, set, wl := r.s, r.ws, r.set, r.wl
 	start := time.Now().Add(s.StartDelay)
-	run.Events.SetStart(start)
+	evs.SetStart(start)
+	// one recorder per thread, the threads of worker i its client group
+	// (clients.csv as an in-process run with clients=len(ws) has it); a
+	// worker's windows go to the first recorder of its group
+	threads := 0
+	for _, w := range ws {
+		w.rec = threads
+		threads += w.share.Threads
+	}
 	col, err := measure.NewCollector(measure.Config{
-		Dir: run.Dir, Ops: wl.OpNames(), Window: set.Window, Start: start, Warmup: set.Runner.Warmup, Workers: len(ws),
+		Dir: dir, Ops: wl.OpNames(), Window: set.Window, Start: start, Warmup: set.Runner.Warmup,
+		Workers: threads, Clients: len(ws),
 	})
 	if err != nil {
 		return nil, err
 	}
+	for i, w := range ws {
+		if measure.ClientOf(w.rec, threads, len(ws)) != i {
+			col.Close()
+			return nil, fmt.Errorf("internal: worker %d's threads are not client group %d of the collector", i, i)
+		}
+	}
 	if set.Runner.Duration > 0 {
 		col.EndAt(start.Add(set.Runner.Warmup + set.Runner.Duration))
 		// a bounded phase ends its sessions some time after its end
-		limit := time.AfterFunc(time.Until(start)+set.Runner.Warmup+set.Runner.Duration+EndGrace, endSessions)
+		limit := time.AfterFunc(time.Until(start)+set.Runner.Warmup+set.Runner.Duration+EndGrace, r.endSessions)
 		defer limit.Stop()
 	}
 	for _, w := range ws {
 		if err := w.in.send(Msg{Type: MsgStart, AtNs: start.Add(w.offset).UnixNano()}); err != nil {
+			col.Close()
 			return nil, fmt.Errorf("%s: starting the worker: %w", w.host.Name, err)
 		}
 	}
@@ -337,8 +511,14 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	case <-ctx.Done():
 		wait.Stop()
 	}
-	run.Events.Emit(event.PhaseStart, "", string(s.Phase))
-	merge(ws, col, run.Events)
+	taskCtx, stopTasks := context.WithCancel(ctx)
+	defer stopTasks()
+	taskErrs := make(chan error, len(tasks))
+	for _, task := range tasks {
+		go func() { taskErrs <- task(taskCtx, start) }()
+	}
+	evs.Emit(event.PhaseStart, "", string(s.Phase))
+	merge(ws, col, evs)
 	var ends []time.Duration
 	for _, w := range ws {
 		if w.res.Status == "done" {
@@ -350,60 +530,39 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		col.EndAt(start.Add(ends[len(ends)-1]))
 	}
 	totals, cerr := col.Close()
-	run.Events.Emit(event.PhaseEnd, "", string(s.Phase))
-	res := &Result{Dir: run.Dir, Totals: totals}
+	evs.Emit(event.PhaseEnd, "", string(s.Phase)+": "+endReason(ws))
+	stopTasks()
+	var terrs []error
+	for range tasks {
+		if err := <-taskErrs; err != nil && !errors.Is(err, context.Canceled) {
+			terrs = append(terrs, err)
+		}
+	}
+	m := &measured{totals: totals, windows: col.Windows(), closeErr: cerr, start: start, taskErr: errors.Join(terrs...)}
 	var tps []float64
-	var failures []string
+	var finished []measure.ClientTotals
 	for i, w := range ws {
 		if totals != nil && totals.Duration > 0 {
 			w.res.Throughput = float64(w.res.OK) / totals.Duration.Seconds()
 		}
-		res.Workers = append(res.Workers, w.res)
+		m.workers = append(m.workers, w.res)
+		m.dropped += w.res.dropped
 		if w.res.Status != "done" {
-			res.Missing = append(res.Missing, i)
-			failures = append(failures, fmt.Sprintf("client %d (%s) %s: its share is missing (%d threads, %g ops/s, insert keys %d..%d): %s",
+			m.missing = append(m.missing, i)
+			m.failures = append(m.failures, fmt.Sprintf("client %d (%s) %s: its share is missing (%d threads, %g ops/s, insert keys %d..%d): %s",
 				i, w.host.Name, w.res.Status, w.share.Threads, w.share.RateOps, w.share.InsertStart, w.share.InsertStart+w.share.InsertCount-1, w.res.Detail))
 			continue
 		}
 		tps = append(tps, w.res.Throughput)
+		if totals != nil && i < len(totals.Clients) {
+			finished = append(finished, totals.Clients[i])
+		}
 	}
-	res.CV, _ = analyze.CoefficientOfVariation(tps)
-	if err := writeWorkers(run.Path(WorkersFile), res); err != nil {
-		return res, err
+	m.cv, _ = analyze.CoefficientOfVariation(tps)
+	if totals != nil {
+		m.perClient = analyze.PerClient(finished, wl.OpNames(), totals.Duration)
 	}
-	if cerr != nil {
-		return res, cerr
-	}
-	sum := rundir.Summary{
-		Target: t.Kind, Phase: string(s.Phase), EndReason: endReason(ws), Threads: set.Runner.Threads, TargetOps: set.Runner.Rate,
-		WindowMs: ms(set.Window), WarmupMs: ms(set.Runner.Warmup), Totals: rundir.TotalsOf(totals),
-		PeakRSSBytes: experiment.PeakRSS(), Failed: len(failures) > 0, Failures: failures,
-	}
-	for _, w := range ws {
-		sum.Dropped += w.res.dropped
-	}
-	if err := rundir.WriteJSON(run.Path("summary.json"), sum); err != nil {
-		return res, err
-	}
-	if !s.Quiet {
-		var b bytes.Buffer
-		report.WriteYCSB(&b, totals, set.Basis)
-		s.Out.Write(b.Bytes())
-		writeSpread(s.Out, res)
-		fmt.Fprintf(s.Out, "run directory: %s\n", run.Dir)
-	}
-	for _, f := range failures {
-		fmt.Fprintln(s.Err, "warning:", f)
-	}
-	rout := s.Out
-	if s.Quiet {
-		rout = io.Discard
-	}
-	report.Finish(context.WithoutCancel(ctx), run.Dir, rout, s.Err)
-	if len(failures) > 0 {
-		return res, fmt.Errorf("%d of %d workers did not finish; their shares are missing (see %s)", len(failures), len(ws), run.Path(WorkersFile))
-	}
-	return res, nil
+	return m, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -615,7 +774,7 @@ func merge(ws []*worker, col *measure.Collector, evs *event.Log) {
 			part := *a.msg.Part
 			w.res.Windows++
 			w.res.Operations += part.Count()
-			if err := col.AddPart(a.w, part); err != nil {
+			if err := col.AddPart(w.rec, part); err != nil {
 				evs.Emit(event.Note, w.host.Name, err.Error())
 			}
 			if !part.Partial && part.Window > lastFull[a.w] {
@@ -691,11 +850,14 @@ func csvField(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
-// writeSpread prints the per-client lines after the YCSB summary.
-func writeSpread(w io.Writer, r *Result) {
+// writeSpread prints the per-worker lines after the YCSB summary, and the
+// throughput CV of the workers when cv is set.
+func writeSpread(w io.Writer, r *Result, cv bool) {
 	for _, x := range r.Workers {
 		fmt.Fprintf(w, "[CLIENT %d %s], Status, %s\n[CLIENT %d %s], Throughput(ops/sec), %.1f\n[CLIENT %d %s], ClockOffset(ms), %.3f ± %.3f\n",
 			x.Client, x.Host, x.Status, x.Client, x.Host, x.Throughput, x.Client, x.Host, x.ClockOffsetMs, x.ClockUncertaintyMs)
 	}
-	fmt.Fprintf(w, "[CLIENTS], ThroughputCV, %.4f\n", r.CV)
+	if cv {
+		fmt.Fprintf(w, "[CLIENTS], ThroughputCV, %.4f\n", r.CV)
+	}
 }

@@ -102,6 +102,26 @@ type Settings struct {
 	Percentiles []float64
 	// ExportFile is YCSB's exportfile: the summary is written there too.
 	ExportFile string
+	// ClientProcesses (clients.process=true, run phase): the Runner.Clients
+	// client groups run as that many local `faultbench worker` processes
+	// (internal/distrib), not as goroutines of this one.
+	ClientProcesses bool
+}
+
+// MaxClientProcesses bounds clients with clients.process=true: every
+// client group is a faultbench process of its own.
+const MaxClientProcesses = 64
+
+// WantsClientProcesses reports whether p asks for the client groups of a
+// phase to run as separate processes (clients.process=true in a run
+// phase): the caller then runs the phase through internal/distrib. A
+// value that is not a boolean is an error (a *properties.ValueError).
+func WantsClientProcesses(p *properties.Properties, phase runner.Phase) (bool, error) {
+	v, err := p.Bool("clients.process", false)
+	if err != nil {
+		return false, err
+	}
+	return v && phase == runner.Run, nil
 }
 
 // MaxThreads bounds threadcount: every thread is a client connection (or
@@ -122,6 +142,8 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	threads, err := p.Int("threadcount", 1)
 	get(err)
 	clients, err := p.Int("clients", 0)
+	get(err)
+	procs, err := p.Bool("clients.process", false)
 	get(err)
 	tgt, err := p.Float("target", 0)
 	get(err)
@@ -167,6 +189,8 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 		errs = append(errs, p.Error("threadcount", "allowed 1..%d", MaxThreads))
 	} else if phase == runner.Run && (clients < 0 || clients > threads) {
 		errs = append(errs, p.Error("clients", "allowed 1..threadcount (%d) client groups, or 0 for one client per thread", threads))
+	} else if phase == runner.Run && procs && (clients < 1 || clients > MaxClientProcesses) {
+		errs = append(errs, p.Error("clients", "with clients.process=true: allowed 1..%d client processes (and at most threadcount, %d); 0 (one client per thread) is for in-process groups only", MaxClientProcesses, threads))
 	}
 	if tgt < 0 || math.IsNaN(tgt) || math.IsInf(tgt, 0) {
 		errs = append(errs, p.Error("target", "allowed 0 (closed loop) or a positive number of ops/s"))
@@ -185,7 +209,9 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 		opcount = 0 // the load key sequence ends the load phase
 		warm = 0
 		clients = 0 // per-client spread is a run-phase figure
+		procs = false
 	}
+	s.ClientProcesses = procs
 	s.Runner = runner.Config{
 		Phase: phase, Threads: int(threads), Clients: int(clients), Rate: tgt, OperationCount: opcount,
 		Duration: maxExec, Warmup: warm, OpTimeout: opTimeout, Seed: wl.Seed(), Wake: wake,
@@ -207,7 +233,32 @@ type Outcome struct {
 	PerClient *analyze.ClientSpread
 	// Clients is the configured number of client groups (0: one per thread).
 	Clients int
+	// Missing says, one line each, which client groups' shares are missing
+	// (client processes that died or failed; clients.process=true).
+	Missing []string
 }
+
+// ProcessJob is a measured run phase whose client groups run as separate
+// processes (clients.process=true).
+type ProcessJob struct {
+	Target  string            // the target kind
+	Targets *targets.Registry // where it is looked up
+	// Props are the phase's properties, checked (CheckProperties) and
+	// pointing at the cluster.
+	Props    *properties.Properties
+	Dir      string     // the run directory, which exists
+	Events   *event.Log // the run's events
+	Tasks    []Task     // run alongside the phase, as Hooks.Tasks
+	StateDir string
+	Quiet    bool
+	Err      io.Writer
+}
+
+// ProcessRunner runs a ProcessJob: it writes the measurement files of
+// j.Dir (windows.csv, hist/, clients.csv, ...) but not summary.json, and
+// returns the outcome. internal/distrib has it (Execute); this package
+// cannot import that one.
+type ProcessRunner func(ctx context.Context, j ProcessJob) (*Outcome, error)
 
 // tpccOf computes the TPC-C figures of a program workload's run phase
 // (nil otherwise).
@@ -356,6 +407,11 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	t, err := s.Targets.Get(s.Target)
 	if err != nil {
 		return nil, err
+	}
+	if procs, err := WantsClientProcesses(s.Props, s.Phase); err != nil {
+		return nil, &InvalidError{Err: err}
+	} else if procs {
+		return nil, &InvalidError{Err: s.Props.Error("clients.process", "client processes are started by `faultbench run` (through internal/distrib), not by this caller")}
 	}
 	prep, err := Prepare(ctx, t, s.Phase, s.Props, s.StateDir)
 	if err != nil {

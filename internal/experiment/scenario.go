@@ -48,6 +48,10 @@ type ScenarioSpec struct {
 	// Targets is the registry the scenario's target kind is looked up in;
 	// nil means targets.Builtin().
 	Targets *targets.Registry
+	// Processes runs the measured phase when its client groups are to be
+	// separate processes (load.client_processes, or clients.process=true):
+	// distrib.Execute. Nil refuses such a scenario.
+	Processes ProcessRunner
 }
 
 // ScenarioOutcome is what RunScenario leaves besides its files.
@@ -265,6 +269,9 @@ func (s *ScenarioSpec) BaseProperties(tgt *targets.Target) (*properties.Properti
 	p.SetFrom("threadcount", strconv.Itoa(sc.Load.Threads), scenarioSource(sc, "load.threads"))
 	if sc.Load.Clients > 0 {
 		p.SetFrom("clients", strconv.Itoa(sc.Load.Clients), scenarioSource(sc, "load.clients"))
+	}
+	if sc.Load.ClientProcesses {
+		p.SetFrom("clients.process", "true", scenarioSource(sc, "load.client_processes"))
 	}
 	p.SetFrom("measurement.window", sc.Load.Window.D().String(), scenarioSource(sc, "load.window"))
 	p.SetFrom("optimeout", sc.Load.OpTimeout.D().String(), scenarioSource(sc, "load.op_timeout"))

@@ -45,6 +45,7 @@ type scenarioRun struct {
 	faults   *fault.Cluster      // what faults act on; nil with external endpoints
 	rate     float64             // the measured run's target rate (0: closed loop)
 	tracker  *check.Tracker      // lost-write tracking; nil when not asked
+	procs    bool                // the measured phase's client groups are processes
 	schedErr error               // the schedule's error, reported in the summary
 	prep     *Prepared           // the measured run's driver and workload
 	outcome  *Outcome            // the measured run's measurements
@@ -134,7 +135,37 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if _, err := CheckProperties(tgt, runner.Run, p); err != nil {
 		return nil, err // the properties' sources name the file and line or the --set
 	}
+	if r.procs, err = WantsClientProcesses(p, runner.Run); err != nil {
+		return nil, &InvalidError{Err: err}
+	}
+	if r.procs {
+		if err := r.checkProcesses(); err != nil {
+			return nil, &InvalidError{Err: err}
+		}
+	}
 	return r, nil
+}
+
+// checkProcesses rejects what a measured phase whose client groups are
+// separate processes cannot do: the checks and client faults act on the
+// load's driver, which lives in those processes, and the live metrics
+// export reads the in-process collector.
+func (r *scenarioRun) checkProcesses() error {
+	where := r.sc.Source("load.client_processes")
+	if where == "" {
+		where = r.s.File
+	}
+	switch {
+	case r.s.Processes == nil:
+		return fmt.Errorf("%s: client processes (load.client_processes, clients.process): this command cannot start them; run the scenario with `faultbench scenario`", where)
+	case len(r.sc.Checks) > 0:
+		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with checks %v: the checks read what the load's driver wrote, which runs in the client processes; drop the checks or run the client groups in-process", where, r.sc.Checks)
+	case len(r.steps.ClientSteps(r.freg)) > 0:
+		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with client faults: those crash the load's client library, which runs in the client processes", where)
+	case r.s.MetricsAddr != "":
+		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with --metrics-addr: not supported yet", where)
+	}
+	return nil
 }
 
 // runProperties returns the measured run's properties at rate (ops/s; 0
@@ -160,6 +191,9 @@ func (r *scenarioRun) open() error {
 	}
 	env := rundir.HostEnv(r.s.Version, r.s.Commit)
 	env.Target = r.tgt.Kind
+	if r.procs {
+		env.ClientGroups = rundir.ClientGroupsProcesses
+	}
 	if netns.Wanted(sc.Target.Options) {
 		env.Network = netns.Describe()
 	}
@@ -301,6 +335,9 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	}
 	fmt.Fprintf(r.s.Err, "running %s for %s (warm-up %s) at %s with %d threads; run directory %s\n",
 		sc.Name, sc.Load.Duration.D(), sc.Load.Warmup.D(), rateText(r.rate), sc.Load.Threads, r.run.Dir)
+	if r.procs {
+		return r.measureProcesses(ctx, p, hooks.Tasks)
+	}
 	prep, err := Prepare(ctx, r.tgt, runner.Run, p, r.s.StateDir)
 	if err != nil {
 		return err
@@ -324,6 +361,40 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	r.sum.PerClient = ro.PerClient
 	r.sum.ErrorSamples = ro.Result.Samples
 	r.sum.TPCC = ro.TPCC
+	r.noteSchedErr()
+	return nil
+}
+
+// measureProcesses runs the measured phase with its client groups as
+// separate processes (ScenarioSpec.Processes), the tasks alongside.
+func (r *scenarioRun) measureProcesses(ctx context.Context, p *properties.Properties, tasks []Task) error {
+	prep, err := CheckProperties(r.tgt, runner.Run, p)
+	if err != nil {
+		return err
+	}
+	r.prep = prep // no driver: the processes have theirs
+	if err := rundir.WriteProperties(r.run.Path("run.properties"), p); err != nil {
+		return err
+	}
+	ro, err := r.s.Processes(ctx, ProcessJob{Target: r.tgt.Kind, Targets: r.s.Targets, Props: p, Dir: r.run.Dir, Events: r.run.Events,
+		Tasks: tasks, StateDir: r.s.StateDir, Quiet: r.s.Quiet, Err: r.s.Err})
+	if err != nil {
+		return err
+	}
+	r.outcome = ro
+	r.sum.EndReason = ro.Result.Reason
+	r.sum.Totals = rundir.TotalsOf(ro.Totals)
+	r.sum.PerClient = ro.PerClient
+	if len(ro.Missing) > 0 {
+		r.sum.Failed = true
+		r.sum.Failures = append(r.sum.Failures, ro.Missing...)
+	}
+	r.noteSchedErr()
+	return nil
+}
+
+// noteSchedErr records the fault schedule's error in the summary.
+func (r *scenarioRun) noteSchedErr() {
 	if r.schedErr != nil {
 		r.sum.Errors = append(r.sum.Errors, "schedule: "+r.schedErr.Error())
 		r.sum.Failed = true
@@ -331,7 +402,6 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 			r.sum.Failures = append(r.sum.Failures, "fault schedule: "+e.Error())
 		}
 	}
-	return nil
 }
 
 // unjoin splits an errors.Join error into its parts.

@@ -93,7 +93,14 @@ type Env struct {
 	// Clients are the client hosts of a distributed run (--clients), with
 	// the clock offset measured to each (docs/distributed.md).
 	Clients []ClientHost `json:"clients,omitempty"`
+	// ClientGroups says how the client groups ran when not as goroutines of
+	// the one faultbench process: ClientGroupsProcesses (clients.process).
+	ClientGroups string `json:"client_groups,omitempty"`
 }
+
+// ClientGroupsProcesses is Env.ClientGroups of a run whose client groups
+// were local `faultbench worker` processes (clients.process=true).
+const ClientGroupsProcesses = "processes"
 
 // ClientHost is one client host of a distributed run as env.json records it.
 type ClientHost struct {

@@ -74,6 +74,10 @@ type Load struct {
 	// Clients splits the measured run's threads into this many client
 	// groups, each measured on its own (per-client spread); 0 = one per thread.
 	Clients int `yaml:"clients,omitempty"`
+	// ClientProcesses runs the client groups as that many separate local
+	// faultbench processes (the property clients.process=true); needs
+	// clients >= 1.
+	ClientProcesses bool `yaml:"client_processes,omitempty"`
 }
 
 // Schedule is the fault plan: either explicit steps, or the failover
@@ -454,6 +458,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Load.Clients < 0 || (s.Load.Threads > 0 && s.Load.Clients > s.Load.Threads) || (s.Load.Threads == 0 && s.Load.Clients > 16) {
 		bad("load.clients", "%d: allowed 1..load.threads client groups (0: one per thread)", s.Load.Clients)
+	}
+	if s.Load.ClientProcesses && s.Load.Clients < 1 {
+		bad("load.client_processes", "needs load.clients: the number of client processes (1..load.threads)")
 	}
 	if s.Load.LoadThreads < 0 || s.Load.LoadThreads > MaxThreads {
 		bad("load.load_threads", "%d: allowed 1..%d", s.Load.LoadThreads, MaxThreads)

@@ -308,7 +308,7 @@ func (t *Cluster) WaitHealthy(ctx context.Context, why string) error {
 	defer cancel()
 	cp := t.Snapshot() // pids are kept current by the faults; roles do not matter here
 	for i := range cp.Nodes {
-		if !running(cp.Nodes[i]) {
+		if !nodeRunning(ctx, cp.ProcsOf(&cp.Nodes[i]), cp.Nodes[i]) {
 			cp.Nodes[i].PID, cp.Nodes[i].Down = 0, true
 		}
 	}
@@ -333,16 +333,20 @@ func (t *Cluster) Persist() error {
 // refreshTimeout bounds one launcher Refresh made by the executor.
 const refreshTimeout = 10 * time.Second
 
-// running reports whether n's process exists and is not paused.
-func running(n launcher.Node) bool {
-	return n.PID > 0 && launcher.Alive(n.PID) && !launcher.Stopped(n.PID)
+// nodeRunning reports whether n's process exists (on its host, through p)
+// and is not paused.
+func nodeRunning(ctx context.Context, p launcher.Procs, n launcher.Node) bool {
+	return n.PID > 0 && p.Alive(ctx, n.PID) && !p.Stopped(ctx, n.PID)
 }
 
-// paused reports whether n's process exists and is stopped by a signal.
-func paused(n launcher.Node) bool {
-	return n.PID > 0 && launcher.Alive(n.PID) && launcher.Stopped(n.PID)
+// nodePaused reports whether n's process exists (on its host, through p)
+// and is stopped by a signal.
+func nodePaused(ctx context.Context, p launcher.Procs, n launcher.Node) bool {
+	return n.PID > 0 && p.Alive(ctx, n.PID) && p.Stopped(ctx, n.PID)
 }
 
-// up reports whether n can serve as far as faultbench knows: the launcher
-// does not say it is down and its process runs.
-func up(n launcher.Node) bool { return !n.Down && running(n) }
+// nodeUp reports whether n can serve as far as faultbench knows: the
+// launcher does not say it is down and its process runs.
+func nodeUp(ctx context.Context, p launcher.Procs, n launcher.Node) bool {
+	return !n.Down && nodeRunning(ctx, p, n)
+}

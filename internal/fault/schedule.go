@@ -387,10 +387,11 @@ func RestoreAll(ctx context.Context, t *Cluster) error {
 	cancel()
 	var toResume, toStart []string
 	for _, n := range c.Nodes {
+		p := c.ProcsOf(&n)
 		switch {
-		case paused(n):
+		case nodePaused(ctx, p, n):
 			toResume = append(toResume, n.Name)
-		case n.PID <= 0 || !launcher.Alive(n.PID):
+		case n.PID <= 0 || !p.Alive(ctx, n.PID):
 			toStart = append(toStart, n.Name)
 		}
 	}

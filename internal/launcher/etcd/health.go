@@ -91,7 +91,7 @@ func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 	var up []*launcher.Node
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if !launcher.RunsNode(n) {
+		if !c.RunsNodeOn(ctx, n) {
 			n.PID, n.Down, n.Role = 0, true, launcher.RoleUnknown
 			continue
 		}
@@ -179,7 +179,7 @@ func checkHealthy(ctx context.Context, cli *clientv3.Client, c *launcher.Cluster
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		switch {
-		case launcher.RunsNode(n):
+		case c.RunsNodeOn(ctx, n):
 			up = append(up, n)
 		case requireAll:
 			return &memberError{member: n.Name, exited: true, err: fmt.Errorf("process (pid %d) exited", n.PID)}
@@ -189,7 +189,7 @@ func checkHealthy(ctx context.Context, cli *clientv3.Client, c *launcher.Cluster
 		return errors.New("no member process is running")
 	}
 	for _, n := range up {
-		if launcher.Stopped(n.PID) {
+		if c.ProcsOf(n).Stopped(ctx, n.PID) {
 			return &memberError{member: n.Name, err: fmt.Errorf("process (pid %d) is paused (SIGSTOP)", n.PID)}
 		}
 	}
@@ -228,7 +228,7 @@ func checkHealthy(ctx context.Context, cli *clientv3.Client, c *launcher.Cluster
 
 // waitMember waits until the just started n serves clients and sees a leader
 // (serve) or merely accepts connections (!serve), or its process exits.
-func waitMember(ctx context.Context, n *launcher.Node, serve bool) error {
+func waitMember(ctx context.Context, c *launcher.Cluster, n *launcher.Node, serve bool) error {
 	var cli *clientv3.Client
 	if serve {
 		var err error
@@ -239,7 +239,7 @@ func waitMember(ctx context.Context, n *launcher.Node, serve bool) error {
 	}
 	var last error
 	for {
-		if !launcher.Alive(n.PID) {
+		if !c.ProcsOf(n).Alive(ctx, n.PID) {
 			return errors.New("process exited")
 		}
 		if serve {

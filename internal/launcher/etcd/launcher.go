@@ -269,7 +269,7 @@ func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cl
 	}
 	others := 0
 	for i := range c.Nodes {
-		if c.Nodes[i].Name != name && launcher.RunsNode(&c.Nodes[i]) {
+		if c.Nodes[i].Name != name && c.RunsNodeOn(ctx, &c.Nodes[i]) {
 			others++
 		}
 	}
@@ -280,6 +280,6 @@ func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cl
 	}
 	return env.StartRecorded(ctx, c, n, launcher.Restart{
 		What: "etcd member " + name, Timeout: o.startTimeout, Grace: stopGrace, Serves: serves,
-		Ready: func(ctx context.Context, n *launcher.Node) error { return waitMember(ctx, n, quorum) },
+		Ready: func(ctx context.Context, n *launcher.Node) error { return waitMember(ctx, c, n, quorum) },
 	})
 }

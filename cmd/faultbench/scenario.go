@@ -194,7 +194,7 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := clusterctl.New(*stateDir, env, a.targets)
+	m := newManager(*stateDir, env, a)
 	name := *cname
 	if name == "" {
 		cs, _ := m.Store.List()

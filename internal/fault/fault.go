@@ -333,6 +333,28 @@ func (t *Cluster) Persist() error {
 // refreshTimeout bounds one launcher Refresh made by the executor.
 const refreshTimeout = 10 * time.Second
 
+// refuseOnHosts refuses the network faults (partition, heal, loss,
+// bandwidth, delay) on a cluster with nodes on other hosts (Node.Host):
+// their rules are applied in this machine's network namespaces.
+func refuseOnHosts(t *Cluster, f Fault) error {
+	switch f.Name() {
+	case ActionPartition, ActionHeal, ActionLoss, ActionBandwidth, ActionDelay:
+	default:
+		return nil
+	}
+	var remote []string
+	for _, n := range t.Snapshot().Nodes {
+		if n.Host != "" {
+			remote = append(remote, n.Name+"@"+n.Host)
+		}
+	}
+	if len(remote) == 0 {
+		return nil
+	}
+	return fmt.Errorf("network faults on remote nodes are not supported yet (%s: nodes on inventory hosts %s); kill, stop, start, restart, pause and resume are",
+		f.Name(), strings.Join(remote, ", "))
+}
+
 // nodeRunning reports whether n's process exists (on its host, through p)
 // and is not paused.
 func nodeRunning(ctx context.Context, p launcher.Procs, n launcher.Node) bool {

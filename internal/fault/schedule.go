@@ -357,6 +357,9 @@ func execute(ctx context.Context, t *Cluster, f Fault, nodes []string, detail, l
 		t.emit(event.FaultError, node, fmt.Sprintf("%s: %v", detail, err), label)
 		return fmt.Errorf("%s%s: %w", detail, on, err)
 	}
+	if err := refuseOnHosts(t, f); err != nil {
+		return true, fail(err)
+	}
 	if err := phase(f.Prepare); err != nil {
 		return true, fail(fmt.Errorf("prepare: %w", err))
 	}

@@ -142,8 +142,9 @@ func (c *Cluster) RunningNodes() []Node {
 // Down stops every node of c (SIGTERM, then SIGKILL after grace), removes
 // its data unless KeepData, and returns the first error. It does not touch
 // the state file; callers remove it once Down succeeded. A node on another
-// host (Node.Host) is stopped there, and its node directory (the parent of
-// its data directory, which faultbench created) removed there.
+// host (Node.Host) is stopped there, and the cluster's directory there
+// removed: faultbench lays a remote node out as DIR/nodes/CLUSTER/NODE/data
+// (internal/remote), so that is its data directory's grandparent.
 func Down(ctx context.Context, c *Cluster, grace time.Duration) error {
 	var first error
 	for i := range c.Nodes {
@@ -171,8 +172,9 @@ func Down(ctx context.Context, c *Cluster, grace time.Duration) error {
 				continue
 			}
 			h, _ := c.host(&n)
-			if err := h.RemoveAll(ctx, path.Dir(n.DataDir)); err != nil && first == nil {
-				first = fmt.Errorf("removing %s on %s: %w", path.Dir(n.DataDir), n.Host, err)
+			dir := path.Dir(path.Dir(n.DataDir)) // DIR/nodes/CLUSTER of DIR/nodes/CLUSTER/NODE/data
+			if err := h.RemoveAll(ctx, dir); err != nil && first == nil {
+				first = fmt.Errorf("removing %s on %s: %w", dir, n.Host, err)
 			}
 		}
 	}

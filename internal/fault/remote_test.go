@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -119,5 +120,28 @@ func TestNodeWithoutReachableHost(t *testing.T) {
 	}
 	if p := c.ProcsOf(&c.Nodes[0]); p.Signal(context.Background(), 1, 0) == nil {
 		t.Error("signal through an unreachable host succeeded")
+	}
+}
+
+// TestNetworkFaultsRefusedOnHosts checks the clear refusal of network
+// faults on a cluster with nodes on inventory hosts.
+func TestNetworkFaultsRefusedOnHosts(t *testing.T) {
+	for _, a := range []Action{ActionPartition, ActionLoss, ActionDelay} {
+		t.Run(string(a), func(t *testing.T) {
+			h := &fakeHost{state: map[int]byte{1: 'R'}}
+			c := &launcher.Cluster{Kind: "fake", Name: "remote", Hosts: h, Nodes: []launcher.Node{{Name: "n1", PID: 1, Host: "h1"}}}
+			tg := &Cluster{Launcher: &fakeLauncher{roles: map[string]string{}, down: map[string]bool{}}, Cluster: c}
+			f, err := NewRegistry().New(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = refuseOnHosts(tg, f)
+			if err == nil || !strings.Contains(err.Error(), "network faults on remote nodes are not supported yet") {
+				t.Errorf("%s on a remote node: %v", a, err)
+			}
+			if k, _ := NewRegistry().New(ActionKill); refuseOnHosts(tg, k) != nil {
+				t.Error("kill refused on a remote node")
+			}
+		})
 	}
 }

@@ -284,6 +284,7 @@ const clusterExamples = `  faultbench cluster up etcd --nodes 3
   faultbench cluster up txkv --servers 3                  # coordinator + 3 region servers
   faultbench cluster up etcd --nodes 5 --net              # each member in its own network namespace (root)
   faultbench cluster up cassandra --nodes 3 --rf 3
+  faultbench cluster up etcd --hosts hosts.yaml         # a member on each node host of the inventory, over SSH
   faultbench cluster status etcd
   faultbench cluster down etcd`
 
@@ -558,9 +559,9 @@ func withReplicas(reg *targets.Registry) []string {
 
 // cleanup implements `cleanup`.
 func (a *app) cleanup(ctx context.Context, args []string) error {
-	fs := a.newFlags("cleanup", "cleanup [--all]\n\nStops the processes and removes the data of clusters whose faultbench\nprocess died (crash, kill -9). With --all, also clusters started by\n`cluster up`.", "  faultbench cleanup\n  faultbench cleanup --all")
+	fs := a.newFlags("cleanup", "cleanup [--all] [--hosts FILE]\n\nStops the processes and removes the data of clusters whose faultbench\nprocess died (crash, kill -9). With --all, also clusters started by\n`cluster up`. With --hosts, instead, on every host of the inventory: stops\nthe nodes faultbench started there and removes their directories.", "  faultbench cleanup\n  faultbench cleanup --all\n  faultbench cleanup --hosts hosts.yaml")
 	all := fs.Bool("all", false, "also stop clusters started by `cluster up`")
-	hostsFile := fs.String("hosts", "", "also, on every host of this inventory `file`, stop what faultbench started and remove its node directories (over SSH)")
+	hostsFile := fs.String("hosts", "", "instead: on every host of this inventory `file`, stop the nodes faultbench started and remove their directories (over SSH)")
 	acceptNew := fs.Bool("accept-new-host-keys", false, "--hosts: add the SSH host keys of hosts not yet in known_hosts")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
 	pos, err := parse(fs, args)
@@ -574,7 +575,13 @@ func (a *app) cleanup(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *hostsFile == "" && *acceptNew {
+		return usagef("--accept-new-host-keys is for --hosts only")
+	}
 	if *hostsFile != "" {
+		if *all {
+			return usagef("--all and --hosts: give one (--hosts cleans the inventory's hosts, --all this machine's clusters)")
+		}
 		return a.cleanupHosts(context.WithoutCancel(ctx), *hostsFile, *acceptNew, *stateDir)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)

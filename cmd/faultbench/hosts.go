@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/clusterctl"
@@ -125,16 +126,27 @@ func (a *app) cleanupHosts(ctx context.Context, file string, acceptNew bool, sta
 	}
 	pool := remote.NewPool(inv, acceptNew)
 	defer pool.Close()
+	// every host at once; reported in file order
+	outs := make([][]byte, len(inv.Hosts))
+	herrs := make([]error, len(inv.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range inv.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			outs[i], herrs[i] = cleanOneHost(hctx, pool, bin, h)
+		}()
+	}
+	wg.Wait()
 	var errs []error
-	for _, h := range inv.Hosts {
-		hctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		out, err := cleanOneHost(hctx, pool, bin, h)
-		cancel()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
+	for i, h := range inv.Hosts {
+		if herrs[i] != nil {
+			errs = append(errs, fmt.Errorf("host %s: %w", h.Name, herrs[i]))
 			continue
 		}
-		text := strings.TrimSpace(string(out))
+		text := strings.TrimSpace(string(outs[i]))
 		if text == "" {
 			fmt.Fprintf(a.stdout, "%s: nothing to clean up\n", h.Name)
 			continue

@@ -133,7 +133,7 @@ func (n *nodeHost) Prepare(ctx context.Context) (string, string, error) {
 	n.hs.mu.Lock()
 	p, ok := n.hs.prepared[n.h.Name]
 	n.hs.mu.Unlock()
-	if ok {
+	if ok && p[0] != "" {
 		return p[0], p[1], nil
 	}
 	bin, err := n.hs.getBinary()
@@ -148,14 +148,10 @@ func (n *nodeHost) Prepare(ctx context.Context) (string, string, error) {
 	if err != nil {
 		return "", "", fmt.Errorf("host %s: %w", n.h.Name, err)
 	}
-	if _, err := n.run(ctx, "mkdir", "-p", "--", n.h.Dir); err != nil {
-		return "", "", fmt.Errorf("host %s: %w", n.h.Name, err)
-	}
-	out, err := n.run(ctx, "realpath", "--", n.h.Dir)
+	dir, err := n.dir(ctx)
 	if err != nil {
-		return "", "", fmt.Errorf("host %s: resolving %s: %w", n.h.Name, n.h.Dir, err)
+		return "", "", err
 	}
-	dir := strings.TrimSpace(string(out))
 	if !path.IsAbs(self) {
 		self = path.Join(dir, strings.TrimPrefix(self, path.Clean(n.h.Dir)+"/"))
 	}
@@ -165,14 +161,46 @@ func (n *nodeHost) Prepare(ctx context.Context) (string, string, error) {
 	return self, dir, nil
 }
 
-// Spawn implements launcher.Host: `faultbench spawn` on the host starts
-// argv in a session of its own and prints its pid.
-func (n *nodeHost) Spawn(ctx context.Context, argv []string, logFile string) (int, error) {
-	self, _, err := n.Prepare(ctx)
-	if err != nil {
-		return 0, err
+// dir returns the host's faultbench directory as an absolute path
+// (realpath -m: it need not exist).
+func (n *nodeHost) dir(ctx context.Context) (string, error) {
+	n.hs.mu.Lock()
+	p, ok := n.hs.prepared[n.h.Name]
+	n.hs.mu.Unlock()
+	if ok {
+		return p[1], nil
 	}
-	out, err := n.run(ctx, append([]string{self, SpawnCommand, "--log", logFile, "--"}, argv...)...)
+	out, err := n.run(ctx, "realpath", "-m", "--", n.h.Dir)
+	if err != nil {
+		return "", fmt.Errorf("host %s: resolving %s: %w", n.h.Name, n.h.Dir, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	n.hs.mu.Lock()
+	if _, ok := n.hs.prepared[n.h.Name]; !ok {
+		n.hs.prepared[n.h.Name] = [2]string{"", dir}
+	}
+	n.hs.mu.Unlock()
+	return dir, nil
+}
+
+// Spawn implements launcher.Host: `faultbench spawn` on the host starts
+// argv in a session of its own and prints its pid. A node that runs an
+// installed faultbench (argv[0] is DIR/bin/faultbench-HASH) is spawned by
+// that same binary, which saves checking the installed copy again; any
+// other program by the binary Prepare installs.
+func (n *nodeHost) Spawn(ctx context.Context, argv []string, logFile string) (int, error) {
+	if len(argv) == 0 {
+		return 0, errors.New("spawn: empty command")
+	}
+	spawner := argv[0]
+	if !strings.HasPrefix(path.Base(spawner), "faultbench-") || !path.IsAbs(spawner) {
+		self, _, err := n.Prepare(ctx)
+		if err != nil {
+			return 0, err
+		}
+		spawner = self
+	}
+	out, err := n.run(ctx, append([]string{spawner, SpawnCommand, "--log", logFile, "--"}, argv...)...)
 	if err != nil {
 		return 0, fmt.Errorf("host %s: spawn %s: %w", n.h.Name, argv[0], err)
 	}
@@ -186,7 +214,7 @@ func (n *nodeHost) Spawn(ctx context.Context, argv []string, logFile string) (in
 // RemoveAll implements launcher.Host. It removes only paths inside the
 // host's node directories (DIR/nodes/...), which faultbench created.
 func (n *nodeHost) RemoveAll(ctx context.Context, p string) error {
-	_, dir, err := n.Prepare(ctx)
+	dir, err := n.dir(ctx)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,11 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/clusterctl"
+	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/remote"
+	"github.com/faultbench/faultbench/internal/scenario"
+	"github.com/faultbench/faultbench/workloads"
 )
 
 // hostCommands are the hidden commands faultbench runs on node hosts over
@@ -209,4 +212,28 @@ func (a *app) upOnHosts(kind, file string, acceptNew bool, set map[string]bool, 
 		nodes = spec.Nodes
 	}
 	return nodeHostsFor(kind, file, acceptNew, nodes, env, spec)
+}
+
+// scenarioOnHosts implements `scenario X --nodes-from FILE`: the scenario's
+// cluster on the inventory's node hosts, one node per host.
+func (a *app) scenarioOnHosts(ctx context.Context, sc *scenario.Scenario, file, inventory, runs, stateDir string, status, quiet bool, metricsAddr string) error {
+	if len(sc.Target.Endpoints) > 0 {
+		return usagef("--nodes-from and target.endpoints: the scenario's cluster is either started on the hosts or an existing one")
+	}
+	if _, ok := sc.Target.Options[clusterctl.OptNet]; ok {
+		return usagef("--nodes-from and target.options.%s: a cluster on inventory hosts uses the hosts' own network (network faults on remote nodes are not supported yet)", clusterctl.OptNet)
+	}
+	env := &launcher.Env{}
+	spec := launcher.Spec{Nodes: sc.Target.Nodes}
+	if err := nodeHostsFor(sc.Target.Kind, inventory, false, sc.Target.Nodes, env, &spec); err != nil {
+		return err
+	}
+	if sc.Target.Replicas != nil && *sc.Target.Replicas > 0 {
+		return usagef("--nodes-from: replicas %d: a cluster on inventory hosts has one node per host and no replicas", *sc.Target.Replicas)
+	}
+	return a.runScenarioSpec(ctx, experiment.ScenarioSpec{
+		Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: runs, StateDir: stateDir,
+		Out: a.stdout, Err: a.stderr, Status: status, Quiet: quiet, MetricsAddr: metricsAddr, Version: version, Commit: commit,
+		Targets: a.targets, NodeHosts: env.Remote, NodeHostNames: spec.Hosts,
+	})
 }

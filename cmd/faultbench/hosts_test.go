@@ -28,9 +28,10 @@ import (
 // load and then run against it (`--clients`) while `fault kill leader`
 // kills the leader over SSH; the merged histogram holds exactly the
 // workers' operations, the load's inserts did not collide, the leader's
-// pid is gone on its host, `fault start` brings it back over SSH, and
-// `cleanup --hosts` (then `cluster up`/`cluster down` once more) leaves no
-// process, node directory, namespace or sshd behind.
+// pid is gone on its host, `fault start` brings it back over SSH,
+// `cleanup --hosts` stops everything, and a scenario run with its cluster
+// on the hosts (`--nodes-from`) stops and removes it at the end; no
+// process, node directory, namespace or sshd is left behind.
 func TestClusterOnHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts sshd in network namespaces and an etcd cluster on them")
@@ -116,7 +117,7 @@ func TestClusterOnHosts(t *testing.T) {
 	runCmd := exec.Command(c.bin, "run", "etcd", "-P", wl, "--clients", inv, "--runs", runs, "--name", "killed-leader",
 		"-p", "recordcount="+strconv.Itoa(records), "-p", "fieldcount=2", "-p", "fieldlength=20",
 		"-p", "readproportion=0.5", "-p", "updateproportion=0.5", "-p", "insertproportion=0",
-		"-p", "operationcount=0", "-p", "maxexecutiontime=25", "-p", "measurement.window=500ms", "-threads", "6", "-target", "600")
+		"-p", "operationcount=0", "-p", "maxexecutiontime=30", "-p", "measurement.window=500ms", "-threads", "6", "-target", "600")
 	runCmd.Dir = c.dir
 	runCmd.Env = append(os.Environ(), "FAULTBENCH_STATE_DIR="+c.state)
 	var runOut bytes.Buffer
@@ -273,30 +274,32 @@ func TestClusterOnHosts(t *testing.T) {
 		}
 	})
 
-	t.Run("cluster down removes the nodes on their hosts", func(t *testing.T) {
-		out, errs, code := c.run(2*time.Minute, "cluster", "up", "etcd", "--hosts", inv, "--nodes", "2", "--name", "again")
-		if code != 0 {
-			t.Fatalf("cluster up --hosts --nodes 2: exit %d\n%s\n%s", code, out, errs)
-		}
-		again, err := store.Load("again")
-		if err != nil {
+	t.Run("a scenario's cluster on the hosts (--nodes-from)", func(t *testing.T) {
+		sc := filepath.Join(tmp, "hosts-failover.yaml")
+		if err := os.WriteFile(sc, []byte(`name: hosts-failover
+target: {kind: etcd, nodes: 3}
+workload:
+  ycsb: workloada
+  properties: {recordcount: "300"}
+load: {threads: 4, rate: 150, warmup: 1s, window: 500ms}
+schedule: {fault: kill, node: leader, steady: 4s, down: 4s, after: 4s}
+`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		out, errs, code = c.run(time.Minute, "cluster", "down", "again")
+		out, errs, code := c.run(4*time.Minute, "scenario", sc, "--nodes-from", inv, "--runs", runs, "-q")
 		if code != 0 {
-			t.Fatalf("cluster down: exit %d\n%s\n%s", code, out, errs)
+			t.Fatalf("scenario --nodes-from: exit %d\n%s\n%s", code, out, errs)
 		}
-		for _, n := range again.Nodes {
-			if launcher.Alive(n.PID) {
-				t.Errorf("%s (pid %d) still runs after cluster down", n.Name, n.PID)
+		for _, want := range []string{"nodes on the hosts h4, h5, h6", "fault-inject", "fault-restored"} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("scenario output lacks %q:\n%s", want, errs)
 			}
-			if _, err := os.Stat(filepath.Dir(n.DataDir)); !os.IsNotExist(err) {
-				t.Errorf("%s's directory %s is still there after cluster down", n.Name, filepath.Dir(n.DataDir))
-			}
+		}
+		if cs, _ := store.List(); len(cs) != 0 {
+			t.Errorf("clusters still recorded after the scenario: %d", len(cs))
 		}
 	})
-
-	step("cluster down done")
+	step("scenario --nodes-from done")
 	closed = true
 	if err := hosts.Close(context.Background()); err != nil {
 		t.Error(err)

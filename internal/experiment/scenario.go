@@ -48,6 +48,11 @@ type ScenarioSpec struct {
 	// Targets is the registry the scenario's target kind is looked up in;
 	// nil means targets.Builtin().
 	Targets *targets.Registry
+	// NodeHosts, with NodeHostNames, puts the scenario's cluster on these
+	// inventory hosts, one node per host (`scenario --nodes-from`,
+	// docs/distributed.md); nil: on this machine.
+	NodeHosts     launcher.Hosts
+	NodeHostNames []string
 }
 
 // ScenarioOutcome is what RunScenario leaves besides its files.

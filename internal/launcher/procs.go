@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -180,4 +181,26 @@ func waitGone(ctx context.Context, p Procs, pid int) error {
 		}
 	}
 	return nil
+}
+
+// RunsNodes is RunsNodeOn for every node of c, asked of all hosts at once
+// (a remote host answers each question with an SSH command); out[i] is for
+// c.Nodes[i].
+func (c *Cluster) RunsNodes(ctx context.Context) []bool {
+	out := make([]bool, len(c.Nodes))
+	var wg sync.WaitGroup
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.Host == "" {
+			out[i] = RunsNode(n)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = c.RunsNodeOn(ctx, n)
+		}()
+	}
+	wg.Wait()
+	return out
 }

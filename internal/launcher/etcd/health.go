@@ -89,9 +89,10 @@ func memberID(id uint64) string { return strconv.FormatUint(id, 16) }
 // partitioned, still starting) is Down with no role.
 func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 	var up []*launcher.Node
+	runs := c.RunsNodes(ctx)
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if !c.RunsNodeOn(ctx, n) {
+		if !runs[i] {
 			n.PID, n.Down, n.Role = 0, true, launcher.RoleUnknown
 			continue
 		}
@@ -176,10 +177,11 @@ func waitHealthy(ctx context.Context, c *launcher.Cluster, requireAll bool) erro
 // checkHealthy checks the cluster once.
 func checkHealthy(ctx context.Context, cli *clientv3.Client, c *launcher.Cluster, requireAll bool) error {
 	var up []*launcher.Node
+	runs := c.RunsNodes(ctx)
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		switch {
-		case c.RunsNodeOn(ctx, n):
+		case runs[i]:
 			up = append(up, n)
 		case requireAll:
 			return &memberError{member: n.Name, exited: true, err: fmt.Errorf("process (pid %d) exited", n.PID)}

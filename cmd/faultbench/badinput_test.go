@@ -107,6 +107,8 @@ func TestBadInputFirstLine(t *testing.T) {
 		{"hosts on down", []string{"cluster", "down", "etcd", "--hosts", hostsNodes}, 2, "faultbench: --hosts is for `cluster up`"},
 		{"cleanup hosts and all", []string{"cleanup", "--hosts", hostsNodes, "--all"}, 2, "faultbench: --all and --hosts: give one"},
 		{"cleanup accept-new without hosts", []string{"cleanup", "--accept-new-host-keys"}, 2, "faultbench: --accept-new-host-keys is for --hosts only"},
+		{"nodes-from: another target", []string{"scenario", redisReplica, "--nodes-from", hostsNodes}, 2, "faultbench: --hosts: redis-cluster nodes cannot run on inventory hosts yet"},
+		{"nodes-from: more nodes than hosts", []string{"scenario", good, "--nodes-from", hostsNodes}, 2, "faultbench: target.nodes 3: the inventory " + hostsNodes + " has only 1 node hosts"},
 		{"spawn without a command", []string{"spawn", "--log", "/tmp/x.log"}, 2, "faultbench: spawn: usage"},
 		{"replicas negative", []string{"cluster", "up", "redis-cluster", "--replicas", "-5"}, 2, "faultbench: --replicas -5: allowed 0..64"},
 		{"servers 0", []string{"cluster", "up", "txkv", "--servers", "0"}, 2, "faultbench: --servers 0: allowed 1..64"},

@@ -74,7 +74,7 @@ var hostsKinds = []string{"etcd"}
 // nodeHostsFor sets up `cluster up KIND --hosts FILE`: the inventory's
 // node hosts (the first nodes of them when nodes > 0) as env.Remote and the
 // spec's Hosts.
-func nodeHostsFor(kind, file string, acceptNew bool, nodes int, env *launcher.Env, spec *launcher.Spec) error {
+func nodeHostsFor(kind, file string, acceptNew bool, nodes int, nodesWhat string, env *launcher.Env, spec *launcher.Spec) error {
 	supported := false
 	for _, k := range hostsKinds {
 		supported = supported || k == kind
@@ -92,7 +92,7 @@ func nodeHostsFor(kind, file string, acceptNew bool, nodes int, env *launcher.En
 		return usagef("--hosts %s: no host has role node", file)
 	}
 	if nodes > len(nh) {
-		return usagef("--nodes %d: the inventory %s has only %d node hosts (one node per host)", nodes, file, len(nh))
+		return usagef("%s %d: the inventory %s has only %d node hosts (one node per host)", nodesWhat, nodes, file, len(nh))
 	}
 	if nodes == 0 {
 		nodes = len(nh)
@@ -211,7 +211,7 @@ func (a *app) upOnHosts(kind, file string, acceptNew bool, set map[string]bool, 
 	if set["nodes"] {
 		nodes = spec.Nodes
 	}
-	return nodeHostsFor(kind, file, acceptNew, nodes, env, spec)
+	return nodeHostsFor(kind, file, acceptNew, nodes, "--nodes", env, spec)
 }
 
 // scenarioOnHosts implements `scenario X --nodes-from FILE`: the scenario's
@@ -225,7 +225,7 @@ func (a *app) scenarioOnHosts(ctx context.Context, sc *scenario.Scenario, file, 
 	}
 	env := &launcher.Env{}
 	spec := launcher.Spec{Nodes: sc.Target.Nodes}
-	if err := nodeHostsFor(sc.Target.Kind, inventory, false, sc.Target.Nodes, env, &spec); err != nil {
+	if err := nodeHostsFor(sc.Target.Kind, inventory, false, sc.Target.Nodes, "target.nodes", env, &spec); err != nil {
 		return err
 	}
 	if sc.Target.Replicas != nil && *sc.Target.Replicas > 0 {

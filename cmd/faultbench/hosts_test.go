@@ -282,7 +282,7 @@ workload:
   ycsb: workloada
   properties: {recordcount: "300"}
 load: {threads: 4, rate: 150, warmup: 1s, window: 500ms}
-schedule: {fault: kill, node: leader, steady: 4s, down: 4s, after: 4s}
+schedule: {fault: kill, node: leader, steady: 3s, down: 20s, after: 20s}
 `), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -280,7 +280,7 @@ func TestClusterOnHosts(t *testing.T) {
 target: {kind: etcd, nodes: 3}
 workload:
   ycsb: workloada
-  properties: {recordcount: "300"}
+  properties: {recordcount: "300", operationcount: "1000000"}
 load: {threads: 4, rate: 150, warmup: 1s, window: 500ms}
 schedule: {fault: kill, node: leader, steady: 3s, down: 20s, after: 20s}
 `), 0o644); err != nil {

@@ -26,7 +26,7 @@ import (
 )
 
 func commands() []command {
-	return []command{
+	return append([]command{
 		{name: "load", summary: "insert records (YCSB load phase)", run: func(a *app, ctx context.Context, args []string) error {
 			return a.phase(ctx, runner.Load, args)
 		}},
@@ -87,7 +87,7 @@ func commands() []command {
 			}
 			return netns.RunRelay(ctx, args)
 		}},
-	}
+	}, hostCommands()...)
 }
 
 // selfBinary is the faultbench executable to install on client hosts:
@@ -281,7 +281,7 @@ func (a *app) warnLeftovers(stateDir string) {
 	if err != nil {
 		return
 	}
-	for _, c := range clusterctl.New(stateDir, env, a.targets).Leftovers() {
+	for _, c := range newManager(stateDir, env, a).Leftovers() {
 		fmt.Fprintf(a.stderr, "warning: cluster %s was left by a faultbench that died (pid %d): %d processes still run, data in %s; `faultbench cleanup` removes it\n",
 			c.Name, c.OwnerPID, len(c.RunningNodes()), c.Dir)
 	}
@@ -292,6 +292,7 @@ const clusterExamples = `  faultbench cluster up etcd --nodes 3
   faultbench cluster up txkv --servers 3                  # coordinator + 3 region servers
   faultbench cluster up etcd --nodes 5 --net              # each member in its own network namespace (root)
   faultbench cluster up cassandra --nodes 3 --rf 3
+  faultbench cluster up etcd --hosts hosts.yaml         # a member on each node host of the inventory, over SSH
   faultbench cluster status etcd
   faultbench cluster down etcd`
 
@@ -318,6 +319,8 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	dir := fs.String("dir", "", "directory for node data and logs (default: a new temp dir)")
 	name := fs.String("name", "", "cluster name in the state file (default: the target)")
 	keep := fs.Bool("keep-data", false, "down: keep data directories")
+	hostsFile := fs.String("hosts", "", "up: one node per `node`-role host of this inventory file, over SSH (etcd; docs/distributed.md)")
+	acceptNew := fs.Bool("accept-new-host-keys", false, "--hosts: add the SSH host keys of hosts not yet in known_hosts (a changed key is refused anyway)")
 	netNS := fs.Bool("net", false, "up: every node in a network namespace of its own (198.18.0.0/15, needs root), for network faults (docs/faults.md)")
 	var opts listFlag
 	fs.Var(&opts, "o", "launcher option `key=value` (repeatable), see docs/targets-*.md")
@@ -414,7 +417,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 				return usagef("--%s is for `cluster up %s`, not `cluster %s`", name, of.owner.Kind, action)
 			}
 		}
-		for _, f := range []string{"nodes", "replicas", "dir", "o", "keep-data", "net"} {
+		for _, f := range []string{"nodes", "replicas", "dir", "o", "keep-data", "net", "hosts", "accept-new-host-keys"} {
 			if set[f] && !(f == "keep-data" && action == "down") {
 				return usagef("--%s is for `cluster up`, not `cluster %s`", f, action)
 			}
@@ -424,15 +427,19 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := clusterctl.New(*stateDir, env, a.targets)
+	m := newManager(*stateDir, env, a)
 	switch action {
 	case "up":
 		if *netNS {
 			o[clusterctl.OptNet] = clusterctl.NetNamespaces
 		}
+		spec := launcher.Spec{Name: cname, Nodes: *nodes, Replicas: *replicas, Dir: *dir, Detached: true, KeepData: *keep, Options: o}
+		if err := a.upOnHosts(kind, *hostsFile, *acceptNew, set, env, &spec); err != nil {
+			return err
+		}
 		uctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		c, err := m.Up(uctx, kind, launcher.Spec{Name: cname, Nodes: *nodes, Replicas: *replicas, Dir: *dir, Detached: true, KeepData: *keep, Options: o})
+		c, err := m.Up(uctx, kind, spec)
 		if err != nil {
 			return err
 		}
@@ -467,7 +474,7 @@ func (a *app) clusterStatusAll(ctx context.Context, stateDir string) error {
 	if err != nil {
 		return err
 	}
-	m := clusterctl.New(stateDir, env, a.targets)
+	m := newManager(stateDir, env, a)
 	names := m.Running()
 	if len(names) == 0 {
 		fmt.Fprintf(a.stdout, "no cluster is running (state dir %s); start one with `faultbench cluster up etcd`\n", stateDir)
@@ -563,8 +570,10 @@ func withReplicas(reg *targets.Registry) []string {
 
 // cleanup implements `cleanup`.
 func (a *app) cleanup(ctx context.Context, args []string) error {
-	fs := a.newFlags("cleanup", "cleanup [--all]\n\nStops the processes and removes the data of clusters whose faultbench\nprocess died (crash, kill -9). With --all, also clusters started by\n`cluster up`.", "  faultbench cleanup\n  faultbench cleanup --all")
+	fs := a.newFlags("cleanup", "cleanup [--all] [--hosts FILE]\n\nStops the processes and removes the data of clusters whose faultbench\nprocess died (crash, kill -9). With --all, also clusters started by\n`cluster up`. With --hosts, instead, on every host of the inventory: stops\nthe nodes faultbench started there and removes their directories.", "  faultbench cleanup\n  faultbench cleanup --all\n  faultbench cleanup --hosts hosts.yaml")
 	all := fs.Bool("all", false, "also stop clusters started by `cluster up`")
+	hostsFile := fs.String("hosts", "", "instead: on every host of this inventory `file`, stop the nodes faultbench started and remove their directories (over SSH)")
+	acceptNew := fs.Bool("accept-new-host-keys", false, "--hosts: add the SSH host keys of hosts not yet in known_hosts")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -577,9 +586,18 @@ func (a *app) cleanup(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *hostsFile == "" && *acceptNew {
+		return usagef("--accept-new-host-keys is for --hosts only")
+	}
+	if *hostsFile != "" {
+		if *all {
+			return usagef("--all and --hosts: give one (--hosts cleans the inventory's hosts, --all this machine's clusters)")
+		}
+		return a.cleanupHosts(context.WithoutCancel(ctx), *hostsFile, *acceptNew, *stateDir)
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	return clusterctl.New(*stateDir, env, a.targets).Cleanup(cctx, *all, a.stdout)
+	return newManager(*stateDir, env, a).Cleanup(cctx, *all, a.stdout)
 }
 
 // node implements the hidden `node NAME ...` that launchers spawn; each

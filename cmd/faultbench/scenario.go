@@ -35,6 +35,7 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at `host:port`/metrics during the run, e.g. 127.0.0.1:9464")
 	runs := fs.String("runs", "runs", "parent `dir`ectory of run directories")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where running clusters are recorded")
+	nodesFrom := fs.String("nodes-from", "", "run the scenario's cluster on the `node` hosts of this inventory file, one node per host, over SSH (etcd; docs/distributed.md)")
 	dryRun := fs.Bool("dry-run", false, "resolve and validate the scenario, print the plan with times (phases, rates, each fault step, the checks) and exit, starting nothing")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -71,6 +72,9 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 			Out: a.stdout, Err: a.stderr, Targets: a.targets, Processes: processRunner(),
 		})
 	}
+	if *nodesFrom != "" {
+		return a.scenarioOnHosts(ctx, sc, file, *nodesFrom, *runs, *stateDir, *status, *quiet, *metricsAddr)
+	}
 	return a.runScenario(ctx, sc, file, *runs, *stateDir, *status, *quiet, *metricsAddr)
 }
 
@@ -98,12 +102,17 @@ func loadScenario(arg string, sets []string) (*scenario.Scenario, string, error)
 }
 
 func (a *app) runScenario(ctx context.Context, sc *scenario.Scenario, file, runs, stateDir string, status, quiet bool, metricsAddr string) error {
-	a.warnLeftovers(stateDir)
-	out, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
+	return a.runScenarioSpec(ctx, experiment.ScenarioSpec{
 		Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: runs, StateDir: stateDir,
 		Out: a.stdout, Err: a.stderr, Status: status, Quiet: quiet, MetricsAddr: metricsAddr, Version: version, Commit: commit,
 		Targets: a.targets, Processes: processRunner(),
 	})
+}
+
+// runScenarioSpec runs a scenario and says where its results are.
+func (a *app) runScenarioSpec(ctx context.Context, spec experiment.ScenarioSpec) error {
+	a.warnLeftovers(spec.StateDir)
+	out, err := experiment.RunScenario(ctx, spec)
 	if out != nil && out.Dir != "" && err != nil {
 		switch hint := partialRunHint(out.Dir); {
 		case out.Summary != nil && out.Summary.Failed:
@@ -194,7 +203,7 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := clusterctl.New(*stateDir, env, a.targets)
+	m := newManager(*stateDir, env, a)
 	name := *cname
 	if name == "" {
 		cs, _ := m.Store.List()

@@ -190,9 +190,9 @@ func (m *Manager) Status(ctx context.Context, name string, w io.Writer) (*launch
 	for _, n := range c.Nodes {
 		state := "up"
 		switch {
-		case n.PID == 0 || !launcher.Alive(n.PID):
+		case n.PID == 0 || !c.ProcsOf(&n).Alive(ctx, n.PID):
 			state = "down"
-		case launcher.Stopped(n.PID):
+		case c.ProcsOf(&n).Stopped(ctx, n.PID):
 			state = "paused"
 		case n.Down:
 			state = "unresponsive"

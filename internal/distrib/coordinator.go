@@ -538,7 +538,12 @@ func (r *phaseRun) measure(ctx context.Context, dir string, evs *event.Log, task
 			terrs = append(terrs, err)
 		}
 	}
-	m := &measured{totals: totals, windows: col.Windows(), closeErr: cerr, start: start, taskErr: errors.Join(terrs...)}
+	m := &measured{totals: totals, closeErr: cerr, start: start, taskErr: errors.Join(terrs...)}
+	if cerr == nil {
+		if m.windows, cerr = col.Windows(); cerr != nil {
+			m.closeErr = fmt.Errorf("reading the windows back: %w", cerr)
+		}
+	}
 	var tps []float64
 	var finished []measure.ClientTotals
 	for i, w := range ws {

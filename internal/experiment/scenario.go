@@ -52,6 +52,11 @@ type ScenarioSpec struct {
 	// separate processes (load.client_processes, or clients.process=true):
 	// distrib.Execute. Nil refuses such a scenario.
 	Processes ProcessRunner
+	// NodeHosts, with NodeHostNames, puts the scenario's cluster on these
+	// inventory hosts, one node per host (`scenario --nodes-from`,
+	// docs/distributed.md); nil: on this machine.
+	NodeHosts     launcher.Hosts
+	NodeHostNames []string
 }
 
 // ScenarioOutcome is what RunScenario leaves besides its files.

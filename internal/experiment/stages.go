@@ -229,13 +229,22 @@ func (r *scenarioRun) up(ctx context.Context) error {
 		return err
 	}
 	r.manager = clusterctl.New(r.s.StateDir, lenv, r.s.Targets)
+	spec := launcher.Spec{
+		Name: "run-" + filepath.Base(r.run.Dir), Nodes: sc.Target.Nodes, Replicas: *sc.Target.Replicas,
+		Dir: r.run.Path("cluster"), KeepData: sc.Target.KeepData, Options: sc.Target.Options,
+	}
+	if hs := r.s.NodeHosts; hs != nil {
+		if len(r.s.NodeHostNames) < sc.Target.Nodes {
+			return fmt.Errorf("--nodes-from: %d nodes but %d node hosts in %s (one node per host)", sc.Target.Nodes, len(r.s.NodeHostNames), hs.Inventory())
+		}
+		lenv.Remote, spec.Hosts, spec.Dir = hs, r.s.NodeHostNames[:sc.Target.Nodes], ""
+		r.manager.Store.OpenHosts = func(string) (launcher.Hosts, error) { return hs, nil }
+		fmt.Fprintf(r.s.Err, "nodes on the hosts %s of %s\n", strings.Join(spec.Hosts, ", "), hs.Inventory())
+	}
 	fmt.Fprintf(r.s.Err, "starting %s cluster: %d nodes, %d replicas ...\n", r.tgt.Kind, sc.Target.Nodes, *sc.Target.Replicas)
 	uctx, cancel := context.WithTimeout(ctx, r.tgt.StartTimeout())
 	defer cancel()
-	c, err := r.manager.Up(uctx, r.tgt.Kind, launcher.Spec{
-		Name: "run-" + filepath.Base(r.run.Dir), Nodes: sc.Target.Nodes, Replicas: *sc.Target.Replicas,
-		Dir: r.run.Path("cluster"), KeepData: sc.Target.KeepData, Options: sc.Target.Options,
-	})
+	c, err := r.manager.Up(uctx, r.tgt.Kind, spec)
 	if err != nil {
 		return err
 	}

@@ -226,3 +226,8 @@ func waitEvent(t *testing.T, l *event.Log, what string, ok func(event.Event) boo
 	t.Fatalf("no event %s within 60s; events:\n%s", what, strings.Join(kinds(l), "\n"))
 	return event.Event{}
 }
+
+// running reports whether n's local process exists and is not paused.
+func running(n launcher.Node) bool {
+	return nodeRunning(context.Background(), launcher.LocalProcs{}, n)
+}

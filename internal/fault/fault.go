@@ -308,7 +308,7 @@ func (t *Cluster) WaitHealthy(ctx context.Context, why string) error {
 	defer cancel()
 	cp := t.Snapshot() // pids are kept current by the faults; roles do not matter here
 	for i := range cp.Nodes {
-		if !running(cp.Nodes[i]) {
+		if !nodeRunning(ctx, cp.ProcsOf(&cp.Nodes[i]), cp.Nodes[i]) {
 			cp.Nodes[i].PID, cp.Nodes[i].Down = 0, true
 		}
 	}
@@ -333,16 +333,42 @@ func (t *Cluster) Persist() error {
 // refreshTimeout bounds one launcher Refresh made by the executor.
 const refreshTimeout = 10 * time.Second
 
-// running reports whether n's process exists and is not paused.
-func running(n launcher.Node) bool {
-	return n.PID > 0 && launcher.Alive(n.PID) && !launcher.Stopped(n.PID)
+// refuseOnHosts refuses the network faults (partition, heal, loss,
+// bandwidth, delay) on a cluster with nodes on other hosts (Node.Host):
+// their rules are applied in this machine's network namespaces.
+func refuseOnHosts(t *Cluster, f Fault) error {
+	switch f.Name() {
+	case ActionPartition, ActionHeal, ActionLoss, ActionBandwidth, ActionDelay:
+	default:
+		return nil
+	}
+	var remote []string
+	for _, n := range t.Snapshot().Nodes {
+		if n.Host != "" {
+			remote = append(remote, n.Name+"@"+n.Host)
+		}
+	}
+	if len(remote) == 0 {
+		return nil
+	}
+	return fmt.Errorf("network faults on remote nodes are not supported yet (%s: nodes on inventory hosts %s); kill, stop, start, restart, pause and resume are",
+		f.Name(), strings.Join(remote, ", "))
 }
 
-// paused reports whether n's process exists and is stopped by a signal.
-func paused(n launcher.Node) bool {
-	return n.PID > 0 && launcher.Alive(n.PID) && launcher.Stopped(n.PID)
+// nodeRunning reports whether n's process exists (on its host, through p)
+// and is not paused.
+func nodeRunning(ctx context.Context, p launcher.Procs, n launcher.Node) bool {
+	return n.PID > 0 && p.Alive(ctx, n.PID) && !p.Stopped(ctx, n.PID)
 }
 
-// up reports whether n can serve as far as faultbench knows: the launcher
-// does not say it is down and its process runs.
-func up(n launcher.Node) bool { return !n.Down && running(n) }
+// nodePaused reports whether n's process exists (on its host, through p)
+// and is stopped by a signal.
+func nodePaused(ctx context.Context, p launcher.Procs, n launcher.Node) bool {
+	return n.PID > 0 && p.Alive(ctx, n.PID) && p.Stopped(ctx, n.PID)
+}
+
+// nodeUp reports whether n can serve as far as faultbench knows: the
+// launcher does not say it is down and its process runs.
+func nodeUp(ctx context.Context, p launcher.Procs, n launcher.Node) bool {
+	return !n.Down && nodeRunning(ctx, p, n)
+}

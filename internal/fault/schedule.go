@@ -357,6 +357,9 @@ func execute(ctx context.Context, t *Cluster, f Fault, nodes []string, detail, l
 		t.emit(event.FaultError, node, fmt.Sprintf("%s: %v", detail, err), label)
 		return fmt.Errorf("%s%s: %w", detail, on, err)
 	}
+	if err := refuseOnHosts(t, f); err != nil {
+		return true, fail(err)
+	}
 	if err := phase(f.Prepare); err != nil {
 		return true, fail(fmt.Errorf("prepare: %w", err))
 	}
@@ -387,10 +390,11 @@ func RestoreAll(ctx context.Context, t *Cluster) error {
 	cancel()
 	var toResume, toStart []string
 	for _, n := range c.Nodes {
+		p := c.ProcsOf(&n)
 		switch {
-		case paused(n):
+		case nodePaused(ctx, p, n):
 			toResume = append(toResume, n.Name)
-		case n.PID <= 0 || !launcher.Alive(n.PID):
+		case n.PID <= 0 || !p.Alive(ctx, n.PID):
 			toStart = append(toStart, n.Name)
 		}
 	}

@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -211,8 +212,9 @@ func (r *Resolver) Resolve(c *launcher.Cluster, selector string) ([]string, erro
 		return out, nil
 	}
 	var upNodes []string
+	ctx := context.Background() // calls to another host have deadlines of their own
 	for _, n := range c.Nodes {
-		if up(n) {
+		if nodeUp(ctx, c.ProcsOf(&n), n) {
 			upNodes = append(upNodes, n.Name)
 		}
 	}
@@ -293,20 +295,22 @@ func (r *Resolver) boundNames() string {
 // describe says which roles the nodes have and which are up, for errors.
 func describe(c *launcher.Cluster) string {
 	var roles, ups []string
+	ctx := context.Background() // calls to another host have deadlines of their own
 	for _, n := range c.Nodes {
+		p := c.ProcsOf(&n)
 		role := n.Role
 		if role == "" {
 			role = "no role"
 		}
 		state := ""
 		switch {
-		case n.Down || n.PID <= 0 || !launcher.Alive(n.PID):
+		case n.Down || n.PID <= 0 || !p.Alive(ctx, n.PID):
 			state = ", down"
-		case launcher.Stopped(n.PID):
+		case p.Stopped(ctx, n.PID):
 			state = ", paused"
 		}
 		roles = append(roles, fmt.Sprintf("%s=%s%s", n.Name, role, state))
-		if up(n) {
+		if nodeUp(ctx, p, n) {
 			ups = append(ups, n.Name)
 		}
 	}

@@ -29,15 +29,16 @@ func forEach(nodes []string, fn func(name string) error) error {
 
 // ownedProcess returns node name and checks that its recorded pid is a
 // running process that is still that node's (not a reused pid).
-func ownedProcess(t *Cluster, name string) (launcher.Node, error) {
+func ownedProcess(ctx context.Context, t *Cluster, name string) (launcher.Node, error) {
 	n, err := t.Node(name)
 	if err != nil {
 		return n, err
 	}
-	if n.PID <= 0 || !launcher.Alive(n.PID) {
-		return n, fmt.Errorf("%s is not running (recorded pid %d)", name, n.PID)
+	p := t.procs(&n)
+	if n.PID <= 0 || !p.Alive(ctx, n.PID) {
+		return n, fmt.Errorf("%s is not running (recorded pid %d%s)", name, n.PID, onHost(n))
 	}
-	if !launcher.RunsNode(&n) {
+	if !p.RunsNode(ctx, &n) {
 		return n, fmt.Errorf("%s: pid %d is no longer its process (command line lacks %q)", name, n.PID, filepath.Base(launcher.Program(n.Argv)))
 	}
 	return n, nil
@@ -56,6 +57,27 @@ func waitState(ctx context.Context, what string, cond func() bool) error {
 		}
 	}
 	return nil
+}
+
+// procs returns the Procs of the host node n runs on.
+func (t *Cluster) procs(n *launcher.Node) launcher.Procs { return t.Cluster.ProcsOf(n) }
+
+// procsOf returns the Procs of the host node name runs on (this machine's
+// when there is no such node).
+func (t *Cluster) procsOf(name string) launcher.Procs {
+	n, err := t.Node(name)
+	if err != nil {
+		return launcher.LocalProcs{}
+	}
+	return t.procs(&n)
+}
+
+// onHost is ", on host H" for a node of another host, for messages.
+func onHost(n launcher.Node) string {
+	if n.Host == "" {
+		return ""
+	}
+	return ", on host " + n.Host
 }
 
 // markDead records that name's process pid is gone.
@@ -90,14 +112,14 @@ type killFault struct {
 
 func (*killFault) Name() Action { return ActionKill }
 
-func (f *killFault) Inject(_ context.Context, t *Cluster, nodes []string) error {
+func (f *killFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
 	f.pids = map[string]int{}
 	return forEach(nodes, func(name string) error {
-		n, err := ownedProcess(t, name)
+		n, err := ownedProcess(ctx, t, name)
 		if err != nil {
 			return fmt.Errorf("kill %w", err)
 		}
-		if err := launcher.Signal(n.PID, syscall.SIGKILL); err != nil {
+		if err := t.procs(&n).Signal(ctx, n.PID, syscall.SIGKILL); err != nil {
 			return fmt.Errorf("kill %s: %w", name, err)
 		}
 		f.pids[name] = n.PID
@@ -111,7 +133,8 @@ func (f *killFault) WaitEffective(ctx context.Context, t *Cluster, nodes []strin
 		if !ok {
 			return nil
 		}
-		if err := waitState(ctx, fmt.Sprintf("%s (pid %d) to exit after SIGKILL", name, pid), func() bool { return !launcher.Alive(pid) }); err != nil {
+		p := t.procsOf(name)
+		if err := waitState(ctx, fmt.Sprintf("%s (pid %d) to exit after SIGKILL", name, pid), func() bool { return !p.Alive(ctx, pid) }); err != nil {
 			return err
 		}
 		markDead(t, name, pid)
@@ -138,15 +161,16 @@ type stopFault struct {
 
 func (*stopFault) Name() Action { return ActionStop }
 
-func (f *stopFault) Inject(_ context.Context, t *Cluster, nodes []string) error {
+func (f *stopFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
 	f.pids = map[string]int{}
 	return forEach(nodes, func(name string) error {
-		n, err := ownedProcess(t, name)
+		n, err := ownedProcess(ctx, t, name)
 		if err != nil {
 			return fmt.Errorf("stop %w", err)
 		}
-		_ = launcher.Signal(n.PID, syscall.SIGCONT) // a paused process could not handle SIGTERM
-		if err := launcher.Signal(n.PID, syscall.SIGTERM); err != nil {
+		p := t.procs(&n)
+		_ = p.Signal(ctx, n.PID, syscall.SIGCONT) // a paused process could not handle SIGTERM
+		if err := p.Signal(ctx, n.PID, syscall.SIGTERM); err != nil {
 			return fmt.Errorf("stop %s: %w", name, err)
 		}
 		f.pids[name] = n.PID
@@ -161,7 +185,8 @@ func (f *stopFault) WaitEffective(ctx context.Context, t *Cluster, nodes []strin
 		if !ok {
 			return nil
 		}
-		gone := func() bool { return !launcher.Alive(pid) }
+		p := t.procsOf(name)
+		gone := func() bool { return !p.Alive(ctx, pid) }
 		gctx, cancel := context.WithTimeout(ctx, grace)
 		err := waitState(gctx, "", gone)
 		cancel()
@@ -170,7 +195,7 @@ func (f *stopFault) WaitEffective(ctx context.Context, t *Cluster, nodes []strin
 				return fmt.Errorf("waiting for %s (pid %d) to exit after SIGTERM: %w", name, pid, ctx.Err())
 			}
 			t.emit(event.Note, name, fmt.Sprintf("stop: %s (pid %d) still running %s after SIGTERM; sending SIGKILL", name, pid, grace), "")
-			if err := launcher.Signal(pid, syscall.SIGKILL); err != nil && launcher.Alive(pid) {
+			if err := p.Signal(ctx, pid, syscall.SIGKILL); err != nil && p.Alive(ctx, pid) {
 				return fmt.Errorf("stop %s: %w", name, err)
 			}
 			if err := waitState(ctx, fmt.Sprintf("%s (pid %d) to exit after SIGTERM and, %s later, SIGKILL", name, pid, grace), gone); err != nil {
@@ -211,10 +236,10 @@ func (f *startFault) Inject(ctx context.Context, t *Cluster, nodes []string) err
 		if err != nil {
 			return fmt.Errorf("start: %w", err)
 		}
-		if paused(n) {
+		if nodePaused(ctx, t.procs(&n), n) {
 			return fmt.Errorf("start %s: it is paused (pid %d), not dead; resume it instead", name, n.PID)
 		}
-		if _, err := ownedProcess(t, name); err == nil {
+		if _, err := ownedProcess(ctx, t, name); err == nil {
 			return nil // already running
 		}
 		cp := t.Snapshot()
@@ -226,7 +251,7 @@ func (f *startFault) Inject(ctx context.Context, t *Cluster, nodes []string) err
 			return fmt.Errorf("start %s: %w", name, err)
 		}
 		sn := copyNode(*started)
-		if sn.PID > 0 && launcher.Alive(sn.PID) {
+		if sn.PID > 0 && t.procs(&sn).Alive(ctx, sn.PID) {
 			sn.Down = false
 		}
 		_ = t.UpdateNode(name, func(n *launcher.Node) { *n = sn })
@@ -239,10 +264,10 @@ func (f *startFault) Inject(ctx context.Context, t *Cluster, nodes []string) err
 }
 
 // checkStarted fails for started nodes whose process is gone again.
-func checkStarted(t *Cluster, pids map[string]int) error {
+func checkStarted(ctx context.Context, t *Cluster, pids map[string]int) error {
 	var errs []error
 	for name, pid := range pids {
-		if !launcher.Alive(pid) {
+		if !t.procsOf(name).Alive(ctx, pid) {
 			n, _ := t.Node(name)
 			errs = append(errs, fmt.Errorf("%s (pid %d) exited after it was started; see %s", name, pid, n.LogFile))
 		}
@@ -251,13 +276,13 @@ func checkStarted(t *Cluster, pids map[string]int) error {
 }
 
 func (f *startFault) WaitEffective(ctx context.Context, t *Cluster, nodes []string) error {
-	if err := checkStarted(t, f.pids); err != nil {
+	if err := checkStarted(ctx, t, f.pids); err != nil {
 		return err
 	}
 	if err := t.WaitHealthy(ctx, fmt.Sprintf("for %s to serve after start", joinNodes(nodes))); err != nil {
 		return err
 	}
-	return checkStarted(t, f.pids)
+	return checkStarted(ctx, t, f.pids)
 }
 
 // restartFault stops the nodes (as stop does) and starts them again.
@@ -299,17 +324,18 @@ type pauseFault struct {
 
 func (*pauseFault) Name() Action { return ActionPause }
 
-func (f *pauseFault) Inject(_ context.Context, t *Cluster, nodes []string) error {
+func (f *pauseFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
 	f.pids = map[string]int{}
 	return forEach(nodes, func(name string) error {
-		n, err := ownedProcess(t, name)
+		n, err := ownedProcess(ctx, t, name)
 		if err != nil {
 			return fmt.Errorf("pause %w", err)
 		}
-		if launcher.Stopped(n.PID) {
+		p := t.procs(&n)
+		if p.Stopped(ctx, n.PID) {
 			return fmt.Errorf("pause %s: already paused (pid %d)", name, n.PID)
 		}
-		if err := launcher.Signal(n.PID, syscall.SIGSTOP); err != nil {
+		if err := p.Signal(ctx, n.PID, syscall.SIGSTOP); err != nil {
 			return fmt.Errorf("pause %s: %w", name, err)
 		}
 		f.pids[name] = n.PID
@@ -323,13 +349,14 @@ func (f *pauseFault) WaitEffective(ctx context.Context, t *Cluster, nodes []stri
 		if !ok {
 			return nil
 		}
+		p := t.procsOf(name)
 		err := waitState(ctx, fmt.Sprintf("%s (pid %d) to be stopped after SIGSTOP", name, pid), func() bool {
-			return launcher.Stopped(pid) || !launcher.Alive(pid)
+			return p.Stopped(ctx, pid) || !p.Alive(ctx, pid)
 		})
 		if err != nil {
 			return err
 		}
-		if !launcher.Alive(pid) {
+		if !p.Alive(ctx, pid) {
 			markDead(t, name, pid)
 			return fmt.Errorf("pause %s: pid %d exited instead of stopping", name, pid)
 		}
@@ -358,14 +385,14 @@ func (*resumeFault) Name() Action { return ActionResume }
 // Repairs implements Repairer.
 func (*resumeFault) Repairs() bool { return true }
 
-func (f *resumeFault) Inject(_ context.Context, t *Cluster, nodes []string) error {
+func (f *resumeFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
 	f.pids = map[string]int{}
 	return forEach(nodes, func(name string) error {
-		n, err := ownedProcess(t, name)
+		n, err := ownedProcess(ctx, t, name)
 		if err != nil {
 			return fmt.Errorf("resume %w; start it instead", err)
 		}
-		if err := launcher.Signal(n.PID, syscall.SIGCONT); err != nil {
+		if err := t.procs(&n).Signal(ctx, n.PID, syscall.SIGCONT); err != nil {
 			return fmt.Errorf("resume %s: %w", name, err)
 		}
 		f.pids[name] = n.PID
@@ -379,8 +406,9 @@ func (f *resumeFault) WaitEffective(ctx context.Context, t *Cluster, nodes []str
 		if !ok {
 			return nil
 		}
+		p := t.procsOf(name)
 		return waitState(ctx, fmt.Sprintf("%s (pid %d) to run again after SIGCONT", name, pid), func() bool {
-			return !launcher.Stopped(pid)
+			return !p.Stopped(ctx, pid)
 		})
 	})
 	if err != nil {

@@ -74,7 +74,7 @@ func Watch(ctx context.Context, t *Cluster, every time.Duration) {
 	recs := newRecoveryWatch(t)
 	recs.poll(ctx) // baseline: recoveries before the watch are not written
 	var w watchState
-	w.step(observe(t.Snapshot())) // baseline
+	w.step(observe(ctx, t.Snapshot())) // baseline
 
 	done := make(chan struct{})
 	go func() {
@@ -103,7 +103,7 @@ func Watch(ctx context.Context, t *Cluster, every time.Duration) {
 			return
 		case <-tk.C:
 		}
-		for _, e := range w.step(observe(t.Snapshot())) {
+		for _, e := range w.step(observe(ctx, t.Snapshot())) {
 			t.Events.Add(e)
 		}
 	}
@@ -181,17 +181,18 @@ type observation struct {
 }
 
 // observe looks at c and the nodes' processes.
-func observe(c *launcher.Cluster) observation {
+func observe(ctx context.Context, c *launcher.Cluster) observation {
 	o := observation{nodes: map[string]nodeObs{}}
 	var leaders []string
 	for _, n := range c.Nodes {
 		ob := nodeObs{pid: n.PID, role: n.Role}
+		p := c.ProcsOf(&n)
 		switch {
 		case n.PID <= 0:
 			ob.why = "process not running"
-		case !launcher.Alive(n.PID):
+		case !p.Alive(ctx, n.PID):
 			ob.why = fmt.Sprintf("process exited (pid %d)", n.PID)
-		case launcher.Stopped(n.PID):
+		case p.Stopped(ctx, n.PID):
 			ob.why = fmt.Sprintf("process paused (pid %d)", n.PID)
 		case n.Down:
 			ob.why = fmt.Sprintf("not answering (pid %d runs)", n.PID)

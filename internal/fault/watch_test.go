@@ -34,7 +34,7 @@ func obs(specs ...string) observation {
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
-	return observe(c)
+	return observe(context.Background(), c)
 }
 
 func stepEvents(w *watchState, o observation) []string {

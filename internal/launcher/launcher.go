@@ -37,6 +37,9 @@ type Node struct {
 	Role     string   `json:"role,omitempty"`
 	ID       string   `json:"id,omitempty"` // the database's own id (etcd member id, redis node id)
 	Down     bool     `json:"down,omitempty"`
+	// Host is the inventory host the node runs on (internal/remote, over
+	// SSH); empty for this machine. Its pid, files and Argv are the host's.
+	Host string `json:"host,omitempty"`
 }
 
 // Cluster is a running (or partly running) cluster, as recorded in its state file.
@@ -51,6 +54,12 @@ type Cluster struct {
 	KeepData  bool              `json:"keep_data,omitempty"`
 	TempDir   bool              `json:"temp_dir,omitempty"` // Dir was created by faultbench and is removed on down
 	CreatedAt time.Time         `json:"created_at"`
+	// Inventory is the absolute path of the inventory file whose hosts run
+	// nodes of this cluster (Node.Host); empty when every node is local.
+	Inventory string `json:"inventory,omitempty"`
+	// Hosts reaches the nodes' hosts; attached when the state is loaded
+	// (StateStore.OpenHosts) or by the launcher, never recorded.
+	Hosts Hosts `json:"-"`
 }
 
 // Node returns the node with the given name.
@@ -103,12 +112,19 @@ type Spec struct {
 	Detached bool              // nodes survive this process (cluster up); otherwise they die with it
 	KeepData bool              // keep data directories on down
 	Options  map[string]string // kind-specific options, documented by each launcher
+	// Hosts names the inventory hosts (Env.Remote) to run the nodes on, one
+	// node per host in order; empty: every node on this machine. Only
+	// launchers that say so support it (etcd).
+	Hosts []string
 }
 
 // Validate checks the parts every kind shares.
 func (s Spec) Validate() error {
 	if s.Nodes < 1 {
 		return fmt.Errorf("nodes must be at least 1, got %d", s.Nodes)
+	}
+	if len(s.Hosts) > 0 && len(s.Hosts) != s.Nodes {
+		return fmt.Errorf("%d nodes on %d hosts: one node per host", s.Nodes, len(s.Hosts))
 	}
 	if s.Nodes > 64 {
 		return fmt.Errorf("nodes must be at most 64 on one machine, got %d", s.Nodes)

@@ -29,6 +29,9 @@ type Env struct {
 	// OnExit, if set, is called (from a background goroutine) when a node
 	// process this Env spawned exits, with its pid and wait status text.
 	OnExit func(pid int, status string)
+	// Remote reaches inventory hosts, for clusters whose nodes run there
+	// (Spec.Hosts); nil when no inventory was given.
+	Remote Hosts
 
 	spawnReq chan spawnReq
 	mu       sync.Mutex

@@ -29,13 +29,13 @@ type Restart struct {
 // down, and the error carries the node's log tail. Launchers' StartNode
 // methods share this skeleton.
 func (e *Env) StartRecorded(ctx context.Context, c *Cluster, n *Node, r Restart) error {
-	if RunsNode(n) {
+	if c.RunsNodeOn(ctx, n) {
 		return fmt.Errorf("%s is already running (pid %d)", r.What, n.PID)
 	}
 	if len(n.Argv) == 0 {
 		return fmt.Errorf("%s has no recorded command line", r.What)
 	}
-	pid, err := e.Spawn(n.Argv, n.LogFile, c.Detached)
+	pid, err := e.SpawnNode(ctx, c, n)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", r.What, err)
 	}
@@ -48,9 +48,9 @@ func (e *Env) StartRecorded(ctx context.Context, c *Cluster, n *Node, r Restart)
 	}
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), r.Grace+5*time.Second)
 	defer scancel()
-	_ = Terminate(sctx, pid, r.Grace)
+	_ = TerminateOn(sctx, c.ProcsOf(n), pid, r.Grace)
 	n.PID, n.Down = 0, true
-	return fmt.Errorf("%s (pid %d) did not %s within %v: %w\n%s", r.What, pid, r.Serves, r.Timeout, err, LogTail(n.LogFile, 15))
+	return fmt.Errorf("%s (pid %d) did not %s within %v: %w\n%s", r.What, pid, r.Serves, r.Timeout, err, c.NodeLogTail(sctx, n, 15))
 }
 
 // LogTail returns the last lines (at most maxLines, from the last 8 KiB) of

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,7 +15,12 @@ import (
 
 // StateStore keeps one JSON file per cluster so that a later faultbench
 // (cluster down, fault, cleanup) finds every process again.
-type StateStore struct{ Dir string }
+type StateStore struct {
+	Dir string
+	// OpenHosts, if set, reaches the hosts of a cluster recorded with an
+	// inventory (Cluster.Inventory); Load attaches them as Cluster.Hosts.
+	OpenHosts func(inventory string) (Hosts, error)
+}
 
 // DefaultStateDir is $FAULTBENCH_STATE_DIR, else $XDG_STATE_HOME/faultbench,
 // else ~/.local/state/faultbench.
@@ -69,6 +75,13 @@ func (s StateStore) Load(name string) (*Cluster, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("state file %s: %w", s.path(name), err)
 	}
+	if c.Inventory != "" && s.OpenHosts != nil {
+		h, err := s.OpenHosts(c.Inventory)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s runs on the hosts of %s: %w", c.Name, c.Inventory, err)
+		}
+		c.Hosts = h
+	}
 	return &c, nil
 }
 
@@ -114,11 +127,12 @@ func (c *Cluster) Leftover() bool {
 	return !c.Detached && !Alive(c.OwnerPID)
 }
 
-// RunningNodes returns the nodes whose recorded process still runs.
+// RunningNodes returns the nodes whose recorded process still runs (on
+// its host; a host that cannot be reached shows none).
 func (c *Cluster) RunningNodes() []Node {
 	var out []Node
 	for _, n := range c.Nodes {
-		if n.PID > 0 && Alive(n.PID) {
+		if n.PID > 0 && c.ProcsOf(&n).Alive(context.Background(), n.PID) {
 			out = append(out, n)
 		}
 	}
@@ -127,18 +141,42 @@ func (c *Cluster) RunningNodes() []Node {
 
 // Down stops every node of c (SIGTERM, then SIGKILL after grace), removes
 // its data unless KeepData, and returns the first error. It does not touch
-// the state file; callers remove it once Down succeeded.
+// the state file; callers remove it once Down succeeded. A node on another
+// host (Node.Host) is stopped there, and the cluster's directory there
+// removed: faultbench lays a remote node out as DIR/nodes/CLUSTER/NODE/data
+// (internal/remote), so that is its data directory's grandparent.
 func Down(ctx context.Context, c *Cluster, grace time.Duration) error {
 	var first error
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if RunsNode(n) {
-			if err := Terminate(ctx, n.PID, grace); err != nil && first == nil {
+		if n.Host != "" {
+			if _, err := c.host(n); err != nil {
+				if first == nil {
+					first = fmt.Errorf("stopping %s: %w", n.Name, err)
+				}
+				continue
+			}
+		}
+		p := c.ProcsOf(n)
+		if p.RunsNode(ctx, n) {
+			if err := TerminateOn(ctx, p, n.PID, grace); err != nil && first == nil {
 				first = fmt.Errorf("stopping %s (pid %d): %w", n.Name, n.PID, err)
 			}
 		}
 		n.PID = 0
 		n.Down = true
+	}
+	if first == nil && !c.KeepData {
+		for _, n := range c.Nodes {
+			if n.Host == "" || n.DataDir == "" {
+				continue
+			}
+			h, _ := c.host(&n)
+			dir := path.Dir(path.Dir(n.DataDir)) // DIR/nodes/CLUSTER of DIR/nodes/CLUSTER/NODE/data
+			if err := h.RemoveAll(ctx, dir); err != nil && first == nil {
+				first = fmt.Errorf("removing %s on %s: %w", dir, n.Host, err)
+			}
+		}
 	}
 	if first == nil && !c.KeepData && c.Dir != "" {
 		if c.TempDir {
@@ -147,7 +185,7 @@ func Down(ctx context.Context, c *Cluster, grace time.Duration) error {
 			}
 		} else {
 			for _, n := range c.Nodes {
-				if n.DataDir != "" {
+				if n.DataDir != "" && n.Host == "" {
 					if err := os.RemoveAll(n.DataDir); err != nil && first == nil {
 						first = fmt.Errorf("removing %s: %w", n.DataDir, err)
 					}

@@ -89,9 +89,10 @@ func memberID(id uint64) string { return strconv.FormatUint(id, 16) }
 // partitioned, still starting) is Down with no role.
 func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 	var up []*launcher.Node
+	runs := c.RunsNodes(ctx)
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if !launcher.RunsNode(n) {
+		if !runs[i] {
 			n.PID, n.Down, n.Role = 0, true, launcher.RoleUnknown
 			continue
 		}
@@ -176,10 +177,11 @@ func waitHealthy(ctx context.Context, c *launcher.Cluster, requireAll bool) erro
 // checkHealthy checks the cluster once.
 func checkHealthy(ctx context.Context, cli *clientv3.Client, c *launcher.Cluster, requireAll bool) error {
 	var up []*launcher.Node
+	runs := c.RunsNodes(ctx)
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		switch {
-		case launcher.RunsNode(n):
+		case runs[i]:
 			up = append(up, n)
 		case requireAll:
 			return &memberError{member: n.Name, exited: true, err: fmt.Errorf("process (pid %d) exited", n.PID)}
@@ -189,7 +191,7 @@ func checkHealthy(ctx context.Context, cli *clientv3.Client, c *launcher.Cluster
 		return errors.New("no member process is running")
 	}
 	for _, n := range up {
-		if launcher.Stopped(n.PID) {
+		if c.ProcsOf(n).Stopped(ctx, n.PID) {
 			return &memberError{member: n.Name, err: fmt.Errorf("process (pid %d) is paused (SIGSTOP)", n.PID)}
 		}
 	}
@@ -228,7 +230,7 @@ func checkHealthy(ctx context.Context, cli *clientv3.Client, c *launcher.Cluster
 
 // waitMember waits until the just started n serves clients and sees a leader
 // (serve) or merely accepts connections (!serve), or its process exits.
-func waitMember(ctx context.Context, n *launcher.Node, serve bool) error {
+func waitMember(ctx context.Context, c *launcher.Cluster, n *launcher.Node, serve bool) error {
 	var cli *clientv3.Client
 	if serve {
 		var err error
@@ -239,7 +241,7 @@ func waitMember(ctx context.Context, n *launcher.Node, serve bool) error {
 	}
 	var last error
 	for {
-		if !launcher.Alive(n.PID) {
+		if !c.ProcsOf(n).Alive(ctx, n.PID) {
 			return errors.New("process exited")
 		}
 		if serve {

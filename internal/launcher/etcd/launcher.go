@@ -139,6 +139,9 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 	// may take one before a member binds it. Such a start is retried with
 	// new ports, unless its data is to be kept in place.
 	for attempt := 1; ; attempt++ {
+		if len(spec.Hosts) > 0 {
+			return l.upOnHosts(ctx, env, spec, o, name)
+		}
 		c, err := l.upOnce(ctx, env, spec, o, name)
 		if err == nil || !errors.Is(err, errPortTaken) || attempt == 3 || ctx.Err() != nil ||
 			(spec.KeepData && spec.Dir != "") {
@@ -213,15 +216,37 @@ func (l Launcher) upOnce(ctx context.Context, env *launcher.Env, spec launcher.S
 			Down:     true,
 		})
 	}
+	if err := startMembers(ctx, env, c); err != nil {
+		return c, err
+	}
+	if err := l.waitUp(ctx, c, o, spec.Nodes); err != nil {
+		return c, err
+	}
+	// From now on a member (re)starts into an existing cluster, and may wait
+	// for its peers as long as it takes (they may be down on purpose).
+	for i := range c.Nodes {
+		c.Nodes[i].Argv = env.NodeArgv(i, nodeArgv(env.Self, plans[i], initialCluster, token, "existing", o, 0))
+	}
+	return c, nil
+}
+
+// startMembers spawns every member of c (on its host).
+func startMembers(ctx context.Context, env *launcher.Env, c *launcher.Cluster) error {
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		pid, err := env.Spawn(n.Argv, n.LogFile, c.Detached)
+		pid, err := env.SpawnNode(ctx, c, n)
 		if err != nil {
-			return c, fmt.Errorf("etcd cluster: starting member %s: %w", n.Name, err)
+			return fmt.Errorf("etcd cluster: starting member %s: %w", n.Name, err)
 		}
 		n.PID, n.Down = pid, false
 	}
+	return nil
+}
 
+// waitUp waits until the new cluster c is healthy and fills in ids and
+// roles; the error quotes the failing member's log.
+func (l Launcher) waitUp(ctx context.Context, c *launcher.Cluster, o options, nodes int) error {
+	name := c.Name
 	wctx, cancel := context.WithTimeout(ctx, o.startTimeout)
 	defer cancel()
 	if err := waitHealthy(wctx, c, true); err != nil {
@@ -233,22 +258,17 @@ func (l Launcher) upOnce(ctx context.Context, env *launcher.Env, spec launcher.S
 				culprit = n
 			}
 		}
-		tail := launcher.LogTail(culprit.LogFile, 15)
+		tail := c.NodeLogTail(context.WithoutCancel(ctx), culprit, 15)
 		if me != nil && me.exited && strings.Contains(tail, "address already in use") {
 			err = fmt.Errorf("%w: %w", errPortTaken, err)
 		}
-		return c, fmt.Errorf("etcd cluster %s: %d members did not come up within %v: %w\n%s",
-			name, spec.Nodes, o.startTimeout, err, tail)
+		return fmt.Errorf("etcd cluster %s: %d members did not come up within %v: %w\n%s",
+			name, nodes, o.startTimeout, err, tail)
 	}
 	if err := l.Refresh(ctx, c); err != nil {
-		return c, fmt.Errorf("etcd cluster %s: %w", name, err)
+		return fmt.Errorf("etcd cluster %s: %w", name, err)
 	}
-	// From now on a member (re)starts into an existing cluster, and may wait
-	// for its peers as long as it takes (they may be down on purpose).
-	for i := range c.Nodes {
-		c.Nodes[i].Argv = env.NodeArgv(i, nodeArgv(env.Self, plans[i], initialCluster, token, "existing", o, 0))
-	}
-	return c, nil
+	return nil
 }
 
 // StartNode implements launcher.Launcher: it starts the stopped member name
@@ -269,7 +289,7 @@ func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cl
 	}
 	others := 0
 	for i := range c.Nodes {
-		if c.Nodes[i].Name != name && launcher.RunsNode(&c.Nodes[i]) {
+		if c.Nodes[i].Name != name && c.RunsNodeOn(ctx, &c.Nodes[i]) {
 			others++
 		}
 	}
@@ -280,6 +300,6 @@ func (Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.Cl
 	}
 	return env.StartRecorded(ctx, c, n, launcher.Restart{
 		What: "etcd member " + name, Timeout: o.startTimeout, Grace: stopGrace, Serves: serves,
-		Ready: func(ctx context.Context, n *launcher.Node) error { return waitMember(ctx, n, quorum) },
+		Ready: func(ctx context.Context, n *launcher.Node) error { return waitMember(ctx, c, n, quorum) },
 	})
 }

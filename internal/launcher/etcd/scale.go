@@ -46,6 +46,10 @@ func checkScaleOpts(opts launcher.ScaleOptions) error {
 	return nil
 }
 
+// errRemoteScale refuses adding and removing members of a cluster whose
+// members run on inventory hosts.
+var errRemoteScale = errors.New("etcd: adding or removing members of a cluster on inventory hosts (--hosts) is not supported yet")
+
 // clusterToken reads --initial-cluster-token from a member's recorded argv.
 func clusterToken(c *launcher.Cluster) (string, error) {
 	for _, n := range c.Nodes {
@@ -75,6 +79,9 @@ func nextName(nodes []launcher.Node, k int) string {
 // streaming-done (its applied index reached the leader's as read when it
 // joined: the snapshot and log it had to catch up on have arrived).
 func (l Launcher) AddNodes(ctx context.Context, env *launcher.Env, c *launcher.Cluster, opts launcher.ScaleOptions) ([]string, error) {
+	if c.Inventory != "" {
+		return nil, errRemoteScale
+	}
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
@@ -191,7 +198,7 @@ func (Launcher) addOne(ctx context.Context, env *launcher.Env, c *launcher.Clust
 	n.PID, n.Down = pid, false
 	opts.Report(launcher.ScaleNodeStarted, name, fmt.Sprintf("pid %d, member %s announced with MemberAdd", pid, memberID(newID)))
 	wctx, wcancel := context.WithTimeout(ctx, o.startTimeout)
-	err = waitMember(wctx, n, true)
+	err = waitMember(wctx, c, n, true)
 	wcancel()
 	if err != nil {
 		return undo(fmt.Errorf("%w\n%s", err, launcher.LogTail(n.LogFile, 12)))
@@ -241,6 +248,9 @@ func waitCaughtUp(ctx context.Context, cli *clientv3.Client, c *launcher.Cluster
 // committed (nothing moves: every member holds all data), node-left once
 // the process is gone.
 func (Launcher) RemoveNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, name string, opts launcher.ScaleOptions) error {
+	if c.Inventory != "" {
+		return errRemoteScale
+	}
 	if err := checkScaleOpts(opts); err != nil {
 		return err
 	}

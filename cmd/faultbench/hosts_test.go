@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/remote"
+	"github.com/faultbench/faultbench/internal/remote/sshtest"
+)
+
+// TestClusterOnHosts is issue 17's end-to-end test of remote nodes: six
+// SSH hosts (network namespaces running Debian's sshd), `cluster up etcd
+// --hosts` puts a member on each of hosts 4-6, three workers on hosts 1-3
+// load and then run against it (`--clients`) while `fault kill leader`
+// kills the leader over SSH; the merged histogram holds exactly the
+// workers' operations, the load's inserts did not collide, the leader's
+// pid is gone on its host, `fault start` brings it back over SSH,
+// `cleanup --hosts` stops everything, and a scenario run with its cluster
+// on the hosts (`--nodes-from`) stops and removes it at the end; no
+// process, node directory, namespace or sshd is left behind.
+func TestClusterOnHosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sshd in network namespaces and an etcd cluster on them")
+	}
+	if err := sshtest.Available(); err != nil {
+		t.Skip("skipping the remote-nodes test:", err)
+	}
+	c := newCLI(t)
+	tmp := t.TempDir()
+	start := time.Now()
+	step := func(what string) { t.Logf("%5.1fs %s", time.Since(start).Seconds(), what) }
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cl, nd := remote.RoleClient, remote.RoleNode
+	hosts, err := sshtest.Start(ctx, tmp, 6, [][]remote.Role{{cl}, {cl}, {cl}, {nd}, {nd}, {nd}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespaces := hosts.Namespaces()
+	closed := false
+	defer func() {
+		if !closed {
+			_, _, _ = c.run(time.Minute, "cleanup", "--hosts", hosts.Inventory)
+			_ = hosts.Close(context.Background())
+		}
+	}()
+	step("6 SSH hosts up")
+	inv := hosts.Inventory
+	wl, err := filepath.Abs("../../workloads/workloada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(tmp, "runs")
+
+	out, errs, code := c.run(2*time.Minute, "cluster", "up", "etcd", "--hosts", inv)
+	if code != 0 {
+		t.Fatalf("cluster up --hosts: exit %d\n%s\n%s", code, out, errs)
+	}
+	step("cluster up --hosts done")
+	store := launcher.StateStore{Dir: c.state}
+	st, err := store.Load("etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range st.Nodes {
+		if want := "h" + strconv.Itoa(i+4); n.Host != want || !launcher.Alive(n.PID) {
+			t.Fatalf("node %s: host %q (want %s), pid %d alive %v", n.Name, n.Host, want, n.PID, launcher.Alive(n.PID))
+		}
+		if !strings.HasPrefix(n.DataDir, filepath.Join(tmp, "host"+strconv.Itoa(i+4), remote.NodesDir)+"/") {
+			t.Errorf("node %s: data dir %s is not in its host's directory", n.Name, n.DataDir)
+		}
+	}
+
+	const records = 2000
+	out, errs, code = c.run(2*time.Minute, "load", "etcd", "-P", wl, "--clients", inv, "--runs", runs, "-s=false",
+		"-p", "recordcount="+strconv.Itoa(records), "-p", "fieldcount=2", "-p", "fieldlength=20", "-threads", "6", "-target", "1500")
+	if code != 0 {
+		t.Fatalf("load --clients: exit %d\n%s\n%s", code, out, errs)
+	}
+	step("load --clients done")
+	t.Run("inserts did not collide", func(t *testing.T) {
+		var eps []string
+		for _, n := range st.Nodes {
+			eps = append(eps, "http://"+n.Addr)
+		}
+		cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.Close()
+		gctx, gcancel := context.WithTimeout(ctx, 10*time.Second)
+		defer gcancel()
+		r, err := cli.Get(gctx, "\x00", clientv3.WithFromKey(), clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Count != records {
+			t.Fatalf("etcd holds %d keys, want %d (one per record, each inserted by one worker)", r.Count, records)
+		}
+	})
+
+	// the run phase, with the leader killed over SSH while it runs
+	runCmd := exec.Command(c.bin, "run", "etcd", "-P", wl, "--clients", inv, "--runs", runs, "--name", "killed-leader",
+		"-p", "recordcount="+strconv.Itoa(records), "-p", "fieldcount=2", "-p", "fieldlength=20",
+		"-p", "readproportion=0.5", "-p", "updateproportion=0.5", "-p", "insertproportion=0",
+		"-p", "operationcount=0", "-p", "maxexecutiontime=30", "-p", "measurement.window=500ms", "-threads", "6", "-target", "600")
+	runCmd.Dir = c.dir
+	runCmd.Env = append(os.Environ(), "FAULTBENCH_STATE_DIR="+c.state)
+	var runOut bytes.Buffer
+	runErr := &syncBuffer{}
+	runCmd.Stdout, runCmd.Stderr = &runOut, runErr
+	if err := runCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	runDone := make(chan error, 1)
+	go func() { runDone <- runCmd.Wait() }()
+	for !strings.Contains(runErr.String(), "workers start at") {
+		select {
+		case err := <-runDone:
+			t.Fatalf("run --clients ended before its workers started: %v\n%s", err, runErr.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	// the members share this machine's pid space: see when one dies
+	died := make(chan time.Time, 1)
+	go func() {
+		for ctx.Err() == nil {
+			for _, n := range st.Nodes {
+				if !launcher.Alive(n.PID) {
+					died <- time.Now()
+					return
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	step("killing the leader")
+	out, errs, code = c.run(time.Minute, "fault", "kill", "leader")
+	step("fault kill leader done: " + strings.TrimSpace(out) + " " + strings.TrimSpace(errs))
+	if code != 0 {
+		t.Fatalf("fault kill leader: exit %d\n%s\n%s", code, out, errs)
+	}
+	killed := strings.TrimSpace(strings.Split(strings.TrimPrefix(out, "kill "), ":")[0])
+	var victim launcher.Node
+	for _, n := range st.Nodes {
+		if n.Name == killed {
+			victim = n
+		}
+	}
+	if victim.PID == 0 {
+		t.Fatalf("fault kill leader said %q; no such node", out)
+	}
+	if err := <-runDone; err != nil {
+		t.Fatalf("run --clients: %v\n%s\n%s", err, runOut.String(), runErr.String())
+	}
+	runEnd := time.Now()
+	select {
+	case at := <-died:
+		if !at.Before(runEnd) {
+			t.Fatalf("the leader died at %v, after the run ended (%v)", at, runEnd)
+		}
+		step(fmt.Sprintf("the leader died %.1fs before the run ended", runEnd.Sub(at).Seconds()))
+	default:
+		t.Fatal("no member died")
+	}
+	step("run --clients done")
+	t.Run("the leader's process is gone on its host", func(t *testing.T) {
+		if launcher.Alive(victim.PID) {
+			t.Errorf("%s (pid %d on %s) still runs after fault kill leader", victim.Name, victim.PID, victim.Host)
+		}
+		after, err := store.Load("etcd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := after.Node(victim.Name); n.PID != 0 || !n.Down {
+			t.Errorf("state of %s after the kill: pid %d, down %v", victim.Name, n.PID, n.Down)
+		}
+	})
+	t.Run("merged counts equal the sum of the workers'", func(t *testing.T) {
+		dirs, _ := filepath.Glob(filepath.Join(runs, "*killed-leader*"))
+		if len(dirs) != 1 {
+			t.Fatalf("run dirs %v, want one", dirs)
+		}
+		dir := dirs[0]
+		ws := readWorkers(t, filepath.Join(dir, "workers.csv"))
+		if len(ws) != 3 {
+			t.Fatalf("%d workers in workers.csv, want 3", len(ws))
+		}
+		var sent, sentOK int64
+		for _, w := range ws {
+			if w["status"] != "done" {
+				t.Errorf("worker %s on %s: %s %s", w["client"], w["host"], w["status"], w["detail"])
+			}
+			ops, _ := strconv.ParseInt(w["operations"], 10, 64)
+			ok, _ := strconv.ParseInt(w["ok"], 10, 64)
+			sent += ops
+			sentOK += ok
+			t.Logf("worker %s (%s): %d operations, %d ok, %s ops/s", w["client"], w["host"], ops, ok, w["throughput_ops"])
+		}
+		rows, err := measure.ReadWindows(filepath.Join(dir, measure.WindowsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hl, err := measure.ReadHistLogs(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var merged, mergedOK, inHist int64
+		for _, r := range rows {
+			if r.Op != measure.AllOps {
+				continue
+			}
+			merged += r.OK + r.ErrorCount()
+			mergedOK += r.OK
+			h := measure.NewLatencyHistogram()
+			hl.MergeWindow(measure.AllOps, r.Start, h)
+			inHist += h.TotalCount()
+		}
+		if merged != sent || mergedOK != sentOK || inHist != sentOK {
+			t.Errorf("merged: windows.csv %d operations (%d ok), hist/all.hlog %d; the workers sent %d (%d ok)", merged, mergedOK, inHist, sent, sentOK)
+		}
+		cv := regexp.MustCompile(`\[CLIENTS\], ThroughputCV, (\S+)`).FindStringSubmatch(runOut.String())
+		if cv == nil {
+			t.Errorf("no [CLIENTS], ThroughputCV in the summary:\n%s", runOut.String())
+		} else {
+			t.Logf("merged %d operations (%d ok) = sum of the 3 workers' %d (%d ok); per-client throughput CV %s", merged, mergedOK, sent, sentOK, cv[1])
+		}
+	})
+
+	out, errs, code = c.run(time.Minute, "fault", "start", victim.Name)
+	if code != 0 {
+		t.Fatalf("fault start %s: exit %d\n%s\n%s", victim.Name, code, out, errs)
+	}
+	st, err = store.Load("etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := st.Node(victim.Name); n.PID == 0 || n.PID == victim.PID || !launcher.Alive(n.PID) {
+		t.Fatalf("%s after fault start: pid %d (was %d)", victim.Name, n.PID, victim.PID)
+	}
+
+	step("fault start done")
+	t.Run("cleanup --hosts stops everything and is idempotent", func(t *testing.T) {
+		out, errs, code := c.run(time.Minute, "cleanup", "--hosts", inv)
+		if code != 0 || strings.Count(out, "stopped pid") != 3 {
+			t.Fatalf("cleanup --hosts: exit %d, want 3 processes stopped\n%s\n%s", code, out, errs)
+		}
+		t.Logf("cleanup --hosts:\n%s", out)
+		for _, n := range st.Nodes {
+			if launcher.Alive(n.PID) {
+				t.Errorf("%s (pid %d) still runs after cleanup --hosts", n.Name, n.PID)
+			}
+		}
+		if _, err := store.Load("etcd"); err == nil {
+			t.Error("the cluster's state is still recorded after cleanup --hosts")
+		}
+		out, errs, code = c.run(time.Minute, "cleanup", "--hosts", inv)
+		if code != 0 || strings.Count(out, "nothing to clean up") != 6 {
+			t.Errorf("second cleanup --hosts: exit %d\n%s\n%s", code, out, errs)
+		}
+	})
+
+	t.Run("a scenario's cluster on the hosts (--nodes-from)", func(t *testing.T) {
+		sc := filepath.Join(tmp, "hosts-failover.yaml")
+		if err := os.WriteFile(sc, []byte(`name: hosts-failover
+target: {kind: etcd, nodes: 3}
+workload:
+  ycsb: workloada
+  properties: {recordcount: "300", operationcount: "1000000"}
+load: {threads: 4, rate: 150, warmup: 1s, window: 500ms}
+schedule: {fault: kill, node: leader, steady: 3s, down: 20s, after: 20s}
+`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errs, code := c.run(4*time.Minute, "scenario", sc, "--nodes-from", inv, "--runs", runs, "-q")
+		if code != 0 {
+			t.Fatalf("scenario --nodes-from: exit %d\n%s\n%s", code, out, errs)
+		}
+		for _, want := range []string{"nodes on the hosts h4, h5, h6", "fault-inject", "fault-restored"} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("scenario output lacks %q:\n%s", want, errs)
+			}
+		}
+		if cs, _ := store.List(); len(cs) != 0 {
+			t.Errorf("clusters still recorded after the scenario: %d", len(cs))
+		}
+	})
+	step("scenario --nodes-from done")
+	closed = true
+	if err := hosts.Close(context.Background()); err != nil {
+		t.Error(err)
+	}
+	for i := range 6 {
+		d := filepath.Join(tmp, "host"+strconv.Itoa(i+1), remote.NodesDir)
+		if ents, err := os.ReadDir(d); err == nil && len(ents) > 0 {
+			t.Errorf("%s still holds %d entries", d, len(ents))
+		}
+	}
+	for _, ns := range namespaces {
+		if _, err := os.Stat(filepath.Join("/run/netns", ns)); err == nil {
+			t.Errorf("namespace %s left behind", ns)
+		}
+	}
+	if b, err := exec.Command("pgrep", "-f", filepath.Join(tmp, "host")).Output(); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		t.Errorf("processes of the test's hosts left behind: %s", b)
+	}
+}
+
+// readWorkers reads workers.csv as one map per row, by header.
+func readWorkers(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) < 1 {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			if i < len(r) {
+				m[h] = r[i]
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/faultbench/faultbench/internal/clusterctl"
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/launcher/sshhost"
 	"github.com/faultbench/faultbench/internal/remote"
 	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/workloads"
@@ -22,22 +23,22 @@ import (
 // SSH (docs/distributed.md).
 func hostCommands() []command {
 	return []command{
-		{name: remote.SpawnCommand, summary: "start a node detached on this host (internal, run over SSH by cluster up --hosts)", hidden: true, run: func(a *app, _ context.Context, args []string) error {
+		{name: sshhost.SpawnCommand, summary: "start a node detached on this host (internal, run over SSH by cluster up --hosts)", hidden: true, run: func(a *app, _ context.Context, args []string) error {
 			if isHelp(args) {
-				fmt.Fprintf(a.stdout, "Usage: faultbench %s --log FILE -- PROGRAM [ARGS...] (internal: starts a node on an inventory host, docs/distributed.md)\n", remote.SpawnCommand)
+				fmt.Fprintf(a.stdout, "Usage: faultbench %s --log FILE -- PROGRAM [ARGS...] (internal: starts a node on an inventory host, docs/distributed.md)\n", sshhost.SpawnCommand)
 				return flag.ErrHelp
 			}
-			if err := remote.Spawn(args, a.stdout); err != nil {
+			if err := sshhost.Spawn(args, a.stdout); err != nil {
 				return usagef("%v", err)
 			}
 			return nil
 		}},
-		{name: remote.CleanupCommand, summary: "stop the nodes faultbench started on this host and remove their directories (internal, run over SSH by cleanup --hosts)", hidden: true, run: func(a *app, ctx context.Context, args []string) error {
+		{name: sshhost.CleanupCommand, summary: "stop the nodes faultbench started on this host and remove their directories (internal, run over SSH by cleanup --hosts)", hidden: true, run: func(a *app, ctx context.Context, args []string) error {
 			if isHelp(args) {
-				fmt.Fprintf(a.stdout, "Usage: faultbench %s --dir DIR (internal: run on every host by `faultbench cleanup --hosts`, docs/distributed.md)\n", remote.CleanupCommand)
+				fmt.Fprintf(a.stdout, "Usage: faultbench %s --dir DIR (internal: run on every host by `faultbench cleanup --hosts`, docs/distributed.md)\n", sshhost.CleanupCommand)
 				return flag.ErrHelp
 			}
-			return remote.CleanNodes(ctx, args, a.stdout)
+			return sshhost.CleanNodes(ctx, args, a.stdout)
 		}},
 	}
 }
@@ -54,12 +55,12 @@ func newManager(stateDir string, env *launcher.Env, a *app) *clusterctl.Manager 
 
 // openNodeHosts reads the inventory at path and returns its hosts, reached
 // over SSH (one pooled connection per host, opened on first use).
-func openNodeHosts(path string, acceptNew bool) (*remote.NodeHosts, error) {
+func openNodeHosts(path string, acceptNew bool) (*sshhost.NodeHosts, error) {
 	inv, err := remote.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return remote.NewNodeHosts(inv, remote.NewPool(inv, acceptNew), func() (*remote.Binary, error) {
+	return sshhost.NewNodeHosts(inv, remote.NewPool(inv, acceptNew), func() (*remote.Binary, error) {
 		p, err := selfBinary()
 		if err != nil {
 			return nil, err
@@ -191,7 +192,7 @@ func cleanOneHost(ctx context.Context, pool *remote.Pool, bin *remote.Binary, h 
 		return nil, err
 	}
 	dir = strings.TrimSpace(string(out))
-	return c.Run(ctx, []string{self, remote.CleanupCommand, "--dir", dir}, nil)
+	return c.Run(ctx, []string{self, sshhost.CleanupCommand, "--dir", dir}, nil)
 }
 
 // upOnHosts applies `cluster up --hosts` to spec (nothing without --hosts).

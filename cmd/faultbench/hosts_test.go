@@ -17,6 +17,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/launcher/sshhost"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/remote"
 	"github.com/faultbench/faultbench/internal/remote/sshtest"
@@ -80,7 +81,7 @@ func TestClusterOnHosts(t *testing.T) {
 		if want := "h" + strconv.Itoa(i+4); n.Host != want || !launcher.Alive(n.PID) {
 			t.Fatalf("node %s: host %q (want %s), pid %d alive %v", n.Name, n.Host, want, n.PID, launcher.Alive(n.PID))
 		}
-		if !strings.HasPrefix(n.DataDir, filepath.Join(tmp, "host"+strconv.Itoa(i+4), remote.NodesDir)+"/") {
+		if !strings.HasPrefix(n.DataDir, filepath.Join(tmp, "host"+strconv.Itoa(i+4), sshhost.NodesDir)+"/") {
 			t.Errorf("node %s: data dir %s is not in its host's directory", n.Name, n.DataDir)
 		}
 	}
@@ -305,7 +306,7 @@ schedule: {fault: kill, node: leader, steady: 3s, down: 20s, after: 20s}
 		t.Error(err)
 	}
 	for i := range 6 {
-		d := filepath.Join(tmp, "host"+strconv.Itoa(i+1), remote.NodesDir)
+		d := filepath.Join(tmp, "host"+strconv.Itoa(i+1), sshhost.NodesDir)
 		if ents, err := os.ReadDir(d); err == nil && len(ents) > 0 {
 			t.Errorf("%s still holds %d entries", d, len(ents))
 		}

@@ -1,4 +1,4 @@
-package remote
+package sshhost
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/remote"
 )
 
 // NodesDir is the directory under a host's faultbench directory that holds
@@ -38,13 +39,13 @@ const CleanupCommand = "cleanup-host"
 // it implements launcher.Hosts. Its hosts run the faultbench binary Bin
 // (installed on first use).
 type NodeHosts struct {
-	inv  *Inventory
-	pool *Pool
-	bin  func() (*Binary, error)
+	inv  *remote.Inventory
+	pool *remote.Pool
+	bin  func() (*remote.Binary, error)
 	abs  string
 
 	mu       sync.Mutex
-	binary   *Binary              // hashed once, on first use
+	binary   *remote.Binary       // hashed once, on first use
 	prepared map[string][2]string // host name -> self, absolute dir
 	seen     map[hostPid]procLook // recent looks at /proc, see procState
 }
@@ -70,7 +71,7 @@ type procLook struct {
 const procLookTTL = 500 * time.Millisecond
 
 // getBinary returns the binary to install, hashing it the first time.
-func (hs *NodeHosts) getBinary() (*Binary, error) {
+func (hs *NodeHosts) getBinary() (*remote.Binary, error) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.binary == nil {
@@ -87,7 +88,7 @@ var _ launcher.Hosts = (*NodeHosts)(nil)
 
 // NewNodeHosts returns the node hosts of inv, reached through pool; bin
 // returns the faultbench binary to install (called once a host needs it).
-func NewNodeHosts(inv *Inventory, pool *Pool, bin func() (*Binary, error)) (*NodeHosts, error) {
+func NewNodeHosts(inv *remote.Inventory, pool *remote.Pool, bin func() (*remote.Binary, error)) (*NodeHosts, error) {
 	abs, err := filepath.Abs(inv.Path)
 	if err != nil {
 		return nil, fmt.Errorf("inventory %s: %w", inv.Path, err)
@@ -111,7 +112,7 @@ func (hs *NodeHosts) Host(name string) (launcher.Host, error) {
 // nodeHost is one inventory host as a launcher.Host.
 type nodeHost struct {
 	hs *NodeHosts
-	h  Host
+	h  remote.Host
 }
 
 func (n *nodeHost) run(ctx context.Context, argv ...string) ([]byte, error) {
@@ -294,7 +295,7 @@ func (n *nodeHost) procState(ctx context.Context, pid int) (state byte, cmd stri
 	out, err := n.run(ctx, "cat", "--", d+"/stat", d+"/cmdline")
 	l = procLook{at: at, gone: true}
 	if err != nil {
-		var ee *ExitError
+		var ee *remote.ExitError
 		if !errors.As(err, &ee) {
 			return 0, "", false, err
 		}

@@ -1,4 +1,4 @@
-package remote
+package sshhost
 
 import (
 	"bytes"

@@ -45,7 +45,7 @@ step() { # fault value
 	tput=$(awk -F', ' '/^\[OVERALL\], Throughput/ {print $3}' <<<"$out")
 	up99=$(awk -F', ' '/^\[UPDATE\], 99thPercentileLatency/ {printf "%.1f", $3/1000}' <<<"$out")
 	rd99=$(awk -F', ' '/^\[READ\], 99thPercentileLatency/ {printf "%.1f", $3/1000}' <<<"$out")
-	errs=$(awk -F', ' '/Return=ERROR/ {n += $3} END {print n + 0}' <<<"$out")
+	errs=$(awk -F', ' '$2 == "Return=ERROR" {n += $3} END {print n + 0}' <<<"$out")
 	echo "$fault,$value,$tput,$up99,$rd99,$errs"
 }
 

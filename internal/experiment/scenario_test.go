@@ -314,3 +314,43 @@ schedule:
 		t.Errorf("state files left: %v", cs)
 	}
 }
+
+// TestScenarioSummaryDropped checks that a scenario's summary.json reports
+// its dropped operations at the top level (dropped_ops_count), as a plain
+// run does, and not only in totals and the availability report: one
+// thread cannot keep up with 20,000 ops/s, so operations are dropped at
+// the deadline.
+func TestScenarioSummaryDropped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real 1-member etcd cluster for ~5 s")
+	}
+	const doc = `
+name: test-dropped
+target: {kind: etcd, nodes: 1}
+workload: {ycsb: workloada, properties: {recordcount: "100"}}
+load: {threads: 1, rate: 20000, duration: 2s}
+`
+	sc, err := scenario.Parse([]byte(doc), "test.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
+		Scenario: sc, File: "test.yaml", OpenWorkload: workloads.Open, RunsDir: t.TempDir(), StateDir: t.TempDir(), Out: &out, Err: &errb,
+	})
+	if err != nil {
+		t.Fatalf("scenario: %v\n%s", err, errb.String())
+	}
+	s := res.Summary
+	if s.Totals.Dropped == 0 {
+		t.Fatalf("no operation dropped at 20,000 ops/s with one thread (%d operations)", s.Totals.Operations)
+	}
+	if s.Dropped != s.Totals.Dropped {
+		t.Errorf("summary dropped_ops_count %d, totals %d", s.Dropped, s.Totals.Dropped)
+	}
+	if s.Analysis != nil && s.Analysis.DroppedOps != s.Dropped {
+		t.Errorf("summary dropped_ops_count %d, availability %d", s.Dropped, s.Analysis.DroppedOps)
+	}
+}

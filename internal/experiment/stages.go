@@ -366,6 +366,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	}
 	r.outcome = ro
 	r.sum.EndReason = ro.Result.Reason
+	r.sum.Dropped = ro.Result.Dropped
 	r.sum.Totals = rundir.TotalsOf(ro.Totals)
 	r.sum.PerClient = ro.PerClient
 	r.sum.ErrorSamples = ro.Result.Samples

@@ -137,6 +137,9 @@ func freeSubnet(dir string) (int, error) {
 // newNamed creates the named namespace name on a locked thread and returns
 // the thread to the namespace it was in.
 func newNamed(name string) error {
+	if err := sharedMountDir(bindMountDir); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()

@@ -471,11 +471,15 @@ func (ClusterLauncher) RemoveNode(ctx context.Context, env *launcher.Env, c *lau
 	if err := launcher.Terminate(ctx, n.PID, stopGrace); err != nil {
 		return fmt.Errorf("redis-cluster: stopping %s: %w", name, err)
 	}
+	goneID := n.ID // n points into c.Nodes, which the removal shifts
 	for i := range c.Nodes {
 		if c.Nodes[i].Name == name {
 			c.Nodes = append(c.Nodes[:i], c.Nodes[i+1:]...)
 			break
 		}
+	}
+	if err := waitSlotViews(ctx, c, goneID); err != nil {
+		return fmt.Errorf("redis-cluster: after removing %s: %w", name, err)
 	}
 	opts.Report(launcher.ScaleNodeLeft, name, "forgotten by every node and stopped")
 	return nil
@@ -497,6 +501,54 @@ func waitClusterOK(ctx context.Context, cl *goredis.Client, name string) error {
 		case <-ctx.Done():
 			return fmt.Errorf("%s: waiting for cluster_state ok (last: %s): %w", name, last, ctx.Err())
 		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// slotViewWait bounds how long the remaining nodes may take to agree on
+// the slots' new owners after a node left (gossip spreads the owners the
+// migration set on the source and the target to the others).
+const slotViewWait = 30 * time.Second
+
+// waitSlotViews waits until every live node of c sees all TotalSlots
+// assigned and none to the node with id gone: the cluster as the clients
+// will see it, not only as the migration's two ends saw it.
+func waitSlotViews(ctx context.Context, c *launcher.Cluster, gone string) error {
+	ctx, cancel := context.WithTimeout(ctx, slotViewWait)
+	defer cancel()
+	for {
+		lagging := ""
+		for i := range c.Nodes {
+			o := &c.Nodes[i]
+			if !alive(o) {
+				continue
+			}
+			cl := adminClient(o.Addr)
+			owners, _, err := slotOwners(ctx, cl)
+			_ = cl.Close()
+			total := 0
+			for _, sl := range owners {
+				total += len(sl)
+			}
+			switch {
+			case err != nil:
+				lagging = fmt.Sprintf("%s: %v", o.Name, err)
+			case total != TotalSlots:
+				lagging = fmt.Sprintf("%s sees %d of %d slots assigned", o.Name, total, TotalSlots)
+			case len(owners[gone]) > 0:
+				lagging = fmt.Sprintf("%s still sees %d slots on the removed node", o.Name, len(owners[gone]))
+			}
+			if lagging != "" {
+				break
+			}
+		}
+		if lagging == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("slot ownership not agreed within %v: %s", slotViewWait, lagging)
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

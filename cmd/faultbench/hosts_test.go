@@ -352,8 +352,9 @@ func readWorkers(t *testing.T, path string) []map[string]string {
 // rules put there over SSH, the two others elect a new leader among
 // themselves (etcd status through the client endpoints, which the
 // partition leaves alone), `fault heal` removes the table from every host
-// (`nft list tables` over SSH), a second partition is left for `cleanup
-// --hosts` to remove, and nothing is left behind.
+// (`nft list tables` over SSH), `fault loss n2 100%` silences n2's client
+// endpoint but not its host's SSH, a second partition is left for
+// `cleanup --hosts` to remove, and nothing is left behind.
 func TestPartitionOnHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts sshd in network namespaces and an etcd cluster on them")
@@ -466,6 +467,24 @@ func TestPartitionOnHosts(t *testing.T) {
 	}
 	if got := tables(); len(got) != 0 {
 		t.Errorf("hosts with the faultbench table after heal: %v, want none", got)
+	}
+
+	// loss 100% on n2: its client endpoint goes silent, its host's SSH
+	// server still answers (nft list tables above runs through it)
+	if out, errs, code := c.run(time.Minute, "fault", "loss", "n2", "100%", "--timeout", "30s"); code != 0 {
+		t.Fatalf("fault loss n2 100%%: exit %d\n%s\n%s", code, out, errs)
+	}
+	if got := tables(); fmt.Sprint(got) != "[h2]" {
+		t.Errorf("hosts with the faultbench table after loss on n2: %v, want [h2]", got)
+	}
+	if lead, _ := leaders(); lead["n2"] != 0 || lead["n1"] == 0 {
+		t.Errorf("leaders by node with all packets to n2 lost: %v, want n2 silent and n1 answering", lead)
+	}
+	if out, errs, code := c.run(time.Minute, "fault", "heal", "n2"); code != 0 {
+		t.Fatalf("fault heal n2: exit %d\n%s\n%s", code, out, errs)
+	}
+	if got := tables(); len(got) != 0 {
+		t.Errorf("hosts with the faultbench table after heal n2: %v, want none", got)
 	}
 
 	// a partition left in place is removed by cleanup --hosts

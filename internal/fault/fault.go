@@ -333,13 +333,13 @@ func (t *Cluster) Persist() error {
 // refreshTimeout bounds one launcher Refresh made by the executor.
 const refreshTimeout = 10 * time.Second
 
-// refuseOnHosts refuses the link faults (loss, bandwidth, delay) on a
-// cluster with nodes on other hosts (Node.Host): their rules are applied in
-// this machine's network namespaces. Partition and heal reach the hosts'
-// own packet filters (remotenet.go).
+// refuseOnHosts refuses bandwidth and delay on a cluster with nodes on
+// other hosts (Node.Host): they are applied in this machine's network
+// namespaces only. Partition, loss and heal reach the hosts' own packet
+// filters (remotenet.go).
 func refuseOnHosts(t *Cluster, f Fault) error {
 	switch f.Name() {
-	case ActionLoss, ActionBandwidth, ActionDelay:
+	case ActionBandwidth, ActionDelay:
 	default:
 		return nil
 	}
@@ -352,7 +352,7 @@ func refuseOnHosts(t *Cluster, f Fault) error {
 	if len(remote) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s on remote nodes is not supported yet (nodes on inventory hosts %s); partition, heal, kill, stop, start, restart, pause and resume are",
+	return fmt.Errorf("%s on remote nodes is not supported yet (nodes on inventory hosts %s); partition, loss, heal, kill, stop, start, restart, pause and resume are",
 		f.Name(), strings.Join(remote, ", "))
 }
 

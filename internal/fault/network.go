@@ -759,6 +759,18 @@ func (f *linkFault) resolveArg(c *launcher.Cluster, r *Resolver, arg string) ([]
 }
 
 func (f *linkFault) Prepare(_ context.Context, t *Cluster, nodes []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if _, ok := hn[n]; !ok {
+				return fmt.Errorf("no node %s on the inventory hosts", n)
+			}
+		}
+		f.owner = newOwner(f.action)
+		return nil
+	}
 	_, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -773,6 +785,12 @@ func (f *linkFault) Prepare(_ context.Context, t *Cluster, nodes []string) error
 }
 
 func (f *linkFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		return f.injectOnHosts(ctx, t, hn, nodes)
+	}
 	nw, _, err := networkOf(t)
 	if err != nil {
 		return err
@@ -811,7 +829,13 @@ func (f *linkFault) Inject(ctx context.Context, t *Cluster, nodes []string) erro
 
 // WaitEffective checks the rules are in place (loss and rate limits cannot
 // be proven by one probe).
-func (f *linkFault) WaitEffective(_ context.Context, t *Cluster, nodes []string) error {
+func (f *linkFault) WaitEffective(ctx context.Context, t *Cluster, nodes []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		return waitOwnerOnHosts(ctx, hn, nodes, f.owner, true)
+	}
 	_, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -830,7 +854,19 @@ func (f *linkFault) WaitEffective(_ context.Context, t *Cluster, nodes []string)
 	return nil
 }
 
-func (f *linkFault) Restore(_ context.Context, t *Cluster, _ []string) error {
+func (f *linkFault) Restore(ctx context.Context, t *Cluster, nodes []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for _, n := range nodes {
+			if _, err := hn[n].nf.RemoveNet(ctx, f.owner); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", n, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
 	nw, _, err := networkOf(t)
 	if err != nil {
 		return err

@@ -123,10 +123,10 @@ func TestNodeWithoutReachableHost(t *testing.T) {
 	}
 }
 
-// TestLinkFaultsRefusedOnHosts checks the clear refusal of the link faults
-// (not supported on inventory hosts yet) on a cluster with nodes there.
+// TestLinkFaultsRefusedOnHosts checks the clear refusal of bandwidth and
+// delay (not supported on inventory hosts yet) on a cluster with nodes there.
 func TestLinkFaultsRefusedOnHosts(t *testing.T) {
-	for _, a := range []Action{ActionLoss, ActionDelay, ActionBandwidth} {
+	for _, a := range []Action{ActionDelay, ActionBandwidth} {
 		t.Run(string(a), func(t *testing.T) {
 			h := &fakeHost{state: map[int]byte{1: 'R'}}
 			c := &launcher.Cluster{Kind: "fake", Name: "remote", Hosts: h, Nodes: []launcher.Node{{Name: "n1", PID: 1, Host: "h1"}}}
@@ -139,7 +139,7 @@ func TestLinkFaultsRefusedOnHosts(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "on remote nodes is not supported yet") {
 				t.Errorf("%s on a remote node: %v", a, err)
 			}
-			for _, ok := range []Action{ActionKill, ActionPartition, ActionHeal} {
+			for _, ok := range []Action{ActionKill, ActionPartition, ActionLoss, ActionHeal} {
 				if k, _ := NewRegistry().New(ok); refuseOnHosts(tg, k) != nil {
 					t.Errorf("%s refused on a remote node", ok)
 				}
@@ -158,6 +158,13 @@ func (h *fakeNetHost) AddDrops(_ context.Context, owner, to string, from []strin
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.drops[owner] = strings.Join(from, ",") + ">" + to
+	return nil
+}
+
+func (h *fakeNetHost) AddLoss(_ context.Context, owner, to string, p float64) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.drops[owner] = fmt.Sprintf("%g>%s", p, to)
 	return nil
 }
 
@@ -209,7 +216,7 @@ func (hs fakeNetHosts) Host(name string) (launcher.Host, error) {
 }
 func (fakeNetHosts) Inventory() string { return "/hosts.yaml" }
 
-// TestPartitionOnHosts checks that partition and heal on nodes of
+// TestPartitionOnHosts checks that partition, loss and heal on nodes of
 // inventory hosts put drop rules on the receiving nodes' hosts (through
 // launcher.NetFaulter) with the nodes' addresses, and that heal removes
 // them from every host.
@@ -222,6 +229,7 @@ func TestPartitionOnHosts(t *testing.T) {
 	}{
 		{name: "isolate n1, heal all", arg: "n1", heal: "all", want: map[string][]string{
 			"h1": {"198.18.0.2,198.18.0.3>198.18.0.1"}, "h2": {"198.18.0.1>198.18.0.2"}, "h3": {"198.18.0.1>198.18.0.3"}}},
+		{name: "loss on n2, heal n2", arg: "loss n2 20%", heal: "n2", want: map[string][]string{"h2": {"0.2>198.18.0.2"}}},
 		{name: "one way, heal one receiving node heals the fault everywhere", arg: "n1>n2,n3", heal: "n2", want: map[string][]string{
 			"h2": {"198.18.0.1>198.18.0.2"}, "h3": {"198.18.0.1>198.18.0.3"}}},
 	}
@@ -237,7 +245,11 @@ func TestPartitionOnHosts(t *testing.T) {
 			}
 			c := &launcher.Cluster{Kind: "fake", Name: "remote", Inventory: hs.Inventory(), Hosts: hs, Nodes: nodes}
 			tg := &Cluster{Launcher: &fakeLauncher{roles: map[string]string{}, down: map[string]bool{}}, Cluster: c}
-			if _, err := Apply(context.Background(), tg, NewRegistry(), ActionPartition, tc.arg); err != nil {
+			action, arg := ActionPartition, tc.arg
+			if a, rest, ok := strings.Cut(tc.arg, " "); ok {
+				action, arg = Action(a), rest
+			}
+			if _, err := Apply(context.Background(), tg, NewRegistry(), action, arg); err != nil {
 				t.Fatal(err)
 			}
 			for h, want := range tc.want {

@@ -15,7 +15,8 @@ import (
 // rules go into each affected host's own packet filter through the host's
 // launcher.NetFaulter (over SSH, internal/launcher/sshhost), one group of
 // rules per fault (its owner id), instead of into network namespaces of
-// this machine. Only partition and heal are supported there.
+// this machine. Partition, loss and heal are supported there; bandwidth
+// and delay are refused (refuseOnHosts).
 
 // hostNode is a node on an inventory host, with what network faults need.
 type hostNode struct {
@@ -230,4 +231,24 @@ func hostsHaveFaults(ctx context.Context, nodes map[string]hostNode) (bool, erro
 		}
 	}
 	return false, errors.Join(errs...)
+}
+
+// injectOnHosts puts the loss on the selected nodes' hosts.
+func (f *linkFault) injectOnHosts(ctx context.Context, t *Cluster, nodes map[string]hostNode, names []string) error {
+	if f.action != ActionLoss {
+		return fmt.Errorf("%s on remote nodes is not supported yet", f.action)
+	}
+	var errs []error
+	for _, n := range names {
+		hn, ok := nodes[n]
+		if !ok {
+			errs = append(errs, fmt.Errorf("no node %s on the inventory hosts", n))
+			continue
+		}
+		if err := hn.nf.AddLoss(ctx, f.owner, hn.ip, f.loss); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n, err))
+		}
+	}
+	t.emit(event.Note, joinNodes(names), fmt.Sprintf("loss %.2f%% of the packets arriving (nftables on the hosts, SSH spared)", f.loss*100), "")
+	return errors.Join(errs...)
 }

@@ -225,6 +225,10 @@ type NetFaulter interface {
 	// AddDrops makes the host drop the packets that arrive from any of
 	// from and are addressed to to (IP addresses), under owner.
 	AddDrops(ctx context.Context, owner, to string, from []string) error
+	// AddLoss makes the host drop the fraction p (0 < p <= 1) of the
+	// packets that arrive for to (an IP address) at random, except those of
+	// the host's SSH server, under owner.
+	AddLoss(ctx context.Context, owner, to string, p float64) error
 	// RemoveNet removes owner's rules (none in place is fine) and returns
 	// whether there were any.
 	RemoveNet(ctx context.Context, owner string) (bool, error)

@@ -82,6 +82,47 @@ func dropRuleset(owner, to string, from []string) (string, error) {
 	return b.String(), nil
 }
 
+// lossRuleset returns the nftables script that adds owner's chain to
+// NFTable, dropping the fraction p of the packets that arrive for to, at
+// random (numgen random mod 10000 < p*10000, as a local loss), except TCP
+// to and from sshPort (faultbench's own SSH connection to the host).
+func lossRuleset(owner, to string, p float64, sshPort int) (string, error) {
+	if !validOwner(owner) {
+		return "", fmt.Errorf("network fault owner %q: want letters, digits and _", owner)
+	}
+	toIP := net.ParseIP(to)
+	if toIP == nil {
+		return "", fmt.Errorf("loss on %q: not an IP address (network faults on remote nodes need the nodes' IP addresses)", to)
+	}
+	if !(p > 0 && p <= 1) {
+		return "", fmt.Errorf("loss %v: want a fraction in (0, 1]", p)
+	}
+	if sshPort <= 0 || sshPort > 65535 {
+		return "", fmt.Errorf("loss on %s: SSH port %d out of range", to, sshPort)
+	}
+	n := uint32(p*10000 + 0.5)
+	if n == 0 {
+		n = 1
+	}
+	proto := "ip"
+	if toIP.To4() == nil {
+		proto = "ip6"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "table %s %s {\n", nftFamily, NFTable)
+	fmt.Fprintf(&b, "\tchain %s {\n", owner)
+	b.WriteString("\t\ttype filter hook input priority filter - 10; policy accept;\n")
+	fmt.Fprintf(&b, "\t\ttcp dport %d accept\n", sshPort)
+	fmt.Fprintf(&b, "\t\ttcp sport %d accept\n", sshPort)
+	if n >= 10000 { // numgen's values are 0-9999: every packet
+		fmt.Fprintf(&b, "\t\t%s daddr %s drop\n", proto, toIP.String())
+	} else {
+		fmt.Fprintf(&b, "\t\t%s daddr %s numgen random mod 10000 < %d drop\n", proto, toIP.String(), n)
+	}
+	b.WriteString("\t}\n}\n")
+	return b.String(), nil
+}
+
 // removeRuleset returns the script that deletes owner's chain, and the
 // table when no other chain is left in it (others: the chains in place).
 func removeRuleset(owner string, others []string) string {
@@ -183,7 +224,20 @@ func (n *nodeHost) AddDrops(ctx context.Context, owner, to string, from []string
 		return fmt.Errorf("host %s: %w", n.h.Name, err)
 	}
 	if _, err := n.runIn(ctx, nftArgv, rs); err != nil {
-		return fmt.Errorf("host %s: adding nftables chain %s (the SSH user needs CAP_NET_ADMIN: root): %w", n.h.Name, owner, err)
+		return fmt.Errorf("host %s: adding nftables chain %s: %w", n.h.Name, owner, err)
+	}
+	return nil
+}
+
+// AddLoss implements launcher.NetFaulter with `nft -f -` on the host; the
+// host's SSH port (from the inventory) is spared.
+func (n *nodeHost) AddLoss(ctx context.Context, owner, to string, p float64) error {
+	rs, err := lossRuleset(owner, to, p, n.h.Port)
+	if err != nil {
+		return fmt.Errorf("host %s: %w", n.h.Name, err)
+	}
+	if _, err := n.runIn(ctx, nftArgv, rs); err != nil {
+		return fmt.Errorf("host %s: adding nftables chain %s: %w", n.h.Name, owner, err)
 	}
 	return nil
 }

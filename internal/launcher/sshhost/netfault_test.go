@@ -52,6 +52,47 @@ func TestDropRuleset(t *testing.T) {
 	}
 }
 
+func TestLossRuleset(t *testing.T) {
+	tests := []struct {
+		name    string
+		to      string
+		p       float64
+		port    int
+		want    []string
+		wantErr string
+	}{
+		{name: "20 percent, SSH spared", to: "198.18.0.4", p: 0.2, port: 22, want: []string{
+			"\t\ttcp dport 22 accept\n\t\ttcp sport 22 accept\n", "\t\tip daddr 198.18.0.4 numgen random mod 10000 < 2000 drop\n"}},
+		{name: "tiny fraction rounds up to one in 10000", to: "198.18.0.4", p: 0.00001, port: 2222, want: []string{
+			"tcp dport 2222 accept", "numgen random mod 10000 < 1 drop"}},
+		{name: "ipv6", to: "fd00::4", p: 0.5, port: 22, want: []string{"ip6 daddr fd00::4 numgen random mod 10000 < 5000 drop"}},
+		{name: "all packets: no numgen (its values end at 9999)", to: "198.18.0.4", p: 1, port: 22, want: []string{"\t\tip daddr 198.18.0.4 drop\n"}},
+		{name: "zero", to: "198.18.0.4", p: 0, port: 22, wantErr: "fraction"},
+		{name: "more than all", to: "198.18.0.4", p: 1.5, port: 22, wantErr: "fraction"},
+		{name: "not an IP", to: "h4", p: 0.2, port: 22, wantErr: "not an IP"},
+		{name: "no SSH port", to: "198.18.0.4", p: 0.2, port: 0, wantErr: "SSH port"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := lossRuleset("lx1", tt.to, tt.p, tt.port)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one about %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("script lacks %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
 func TestRemoveRuleset(t *testing.T) {
 	tests := []struct {
 		name   string

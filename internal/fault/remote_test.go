@@ -286,3 +286,47 @@ func TestPartitionOnHostsWithoutNetFaulter(t *testing.T) {
 		t.Fatalf("partition through a host without network faults: %v", err)
 	}
 }
+
+// TestPartitionOnHostsRestore checks a partition's own Restore on
+// inventory hosts (a scenario's fault with a down time): its chains go
+// from every host, another fault's stay.
+func TestPartitionOnHostsRestore(t *testing.T) {
+	hs := fakeNetHosts{}
+	var nodes []launcher.Node
+	for i := 1; i <= 3; i++ {
+		h := fmt.Sprintf("h%d", i)
+		hs[h] = &fakeNetHost{fakeHost: fakeHost{state: map[int]byte{100 + i: 'R'}}, drops: map[string]string{"other": "x>y"}}
+		nodes = append(nodes, launcher.Node{Name: fmt.Sprintf("n%d", i), PID: 100 + i, Host: h, Addr: fmt.Sprintf("198.18.0.%d:2379", i)})
+	}
+	c := &launcher.Cluster{Kind: "fake", Name: "remote", Hosts: hs, Nodes: nodes}
+	tg := &Cluster{Launcher: &fakeLauncher{roles: map[string]string{}, down: map[string]bool{}}, Cluster: c}
+	f, err := NewRegistry().New(ActionPartition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sel, err := resolveFault(ctx, tg, newTimeResolver(), f, "halves")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, phase := range []func(context.Context, *Cluster, []string) error{f.Prepare, f.Inject, f.WaitEffective} {
+		if err := phase(ctx, tg, sel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for h, fh := range hs {
+		if len(fh.rules()) != 2 {
+			t.Errorf("host %s: rules %v, want the other fault's and the partition's", h, fh.rules())
+		}
+	}
+	for _, phase := range []func(context.Context, *Cluster, []string) error{f.Restore, f.WaitRestored} {
+		if err := phase(ctx, tg, sel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for h, fh := range hs {
+		if r := fh.rules(); fmt.Sprint(r) != "[x>y]" {
+			t.Errorf("host %s after restore: %v, want only the other fault's", h, r)
+		}
+	}
+}

@@ -175,12 +175,27 @@ func (a *app) cleanupHosts(ctx context.Context, file string, acceptNew bool, sta
 	return nil
 }
 
-// cleanOneHost runs `faultbench cleanup-host` on h (installing faultbench
-// there if needed) and returns what it reported.
+// cleanOneHost removes the network faults faultbench put on h (its
+// nftables table), runs `faultbench cleanup-host` there (installing
+// faultbench if needed) and returns what both reported.
 func cleanOneHost(ctx context.Context, pool *remote.Pool, bin *remote.Binary, h remote.Host) ([]byte, error) {
 	c, err := pool.Get(ctx, h)
 	if err != nil {
 		return nil, err
+	}
+	run := func(ctx context.Context, argv []string, stdin string) ([]byte, error) {
+		if stdin == "" {
+			return c.Run(ctx, argv, nil)
+		}
+		return c.Run(ctx, argv, strings.NewReader(stdin))
+	}
+	cleared, err := sshhost.ClearNet(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	var report []byte
+	if cleared {
+		report = []byte("removed the nftables table inet " + sshhost.NFTable + " (network faults)\n")
 	}
 	self, err := bin.Install(ctx, c)
 	if err != nil {
@@ -192,7 +207,8 @@ func cleanOneHost(ctx context.Context, pool *remote.Pool, bin *remote.Binary, h 
 		return nil, err
 	}
 	dir = strings.TrimSpace(string(out))
-	return c.Run(ctx, []string{self, sshhost.CleanupCommand, "--dir", dir}, nil)
+	out, err = c.Run(ctx, []string{self, sshhost.CleanupCommand, "--dir", dir}, nil)
+	return append(report, out...), err
 }
 
 // upOnHosts applies `cluster up --hosts` to spec (nothing without --hosts).
@@ -222,7 +238,7 @@ func (a *app) scenarioOnHosts(ctx context.Context, sc *scenario.Scenario, file, 
 		return usagef("--nodes-from and target.endpoints: the scenario's cluster is either started on the hosts or an existing one")
 	}
 	if _, ok := sc.Target.Options[clusterctl.OptNet]; ok {
-		return usagef("--nodes-from and target.options.%s: a cluster on inventory hosts uses the hosts' own network (network faults on remote nodes are not supported yet)", clusterctl.OptNet)
+		return usagef("--nodes-from and target.options.%s: a cluster on inventory hosts uses the hosts' own network (partition and heal act on the hosts' nftables)", clusterctl.OptNet)
 	}
 	env := &launcher.Env{}
 	spec := launcher.Spec{Nodes: sc.Target.Nodes}

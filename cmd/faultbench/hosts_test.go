@@ -345,3 +345,183 @@ func readWorkers(t *testing.T, path string) []map[string]string {
 	}
 	return out
 }
+
+// TestPartitionOnHosts is issue 17's network faults over SSH: an etcd
+// cluster on three SSH hosts (network namespaces running sshd), `fault
+// partition` isolates the leader's host from the two others with nftables
+// rules put there over SSH, the two others elect a new leader among
+// themselves (etcd status through the client endpoints, which the
+// partition leaves alone), `fault heal` removes the table from every host
+// (`nft list tables` over SSH), `fault loss n2 100%` silences n2's client
+// endpoint but not its host's SSH, a second partition is left for
+// `cleanup --hosts` to remove, and nothing is left behind.
+func TestPartitionOnHosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sshd in network namespaces and an etcd cluster on them")
+	}
+	if err := sshtest.Available(); err != nil {
+		t.Skip("skipping the remote partition test:", err)
+	}
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Skip("skipping the remote partition test: nft (nftables) is not installed")
+	}
+	c := newCLI(t)
+	tmp := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	nd := remote.RoleNode
+	hosts, err := sshtest.Start(ctx, tmp, 3, [][]remote.Role{{nd}, {nd}, {nd}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespaces := hosts.Namespaces()
+	closed := false
+	defer func() {
+		if !closed {
+			_, _, _ = c.run(time.Minute, "cleanup", "--hosts", hosts.Inventory)
+			_ = hosts.Close(context.Background())
+		}
+	}()
+	inv := hosts.Inventory
+	if out, errs, code := c.run(2*time.Minute, "cluster", "up", "etcd", "--hosts", inv); code != 0 {
+		t.Fatalf("cluster up --hosts: exit %d\n%s\n%s", code, out, errs)
+	}
+	st, err := (&launcher.StateStore{Dir: c.state}).Load("etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + st.Nodes[0].Addr}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	// leaders returns, per node, the member id it reports as leader (0 when
+	// it cannot be asked) and the node names by member id.
+	leaders := func() (map[string]uint64, map[uint64]string) {
+		lead, byID := map[string]uint64{}, map[uint64]string{}
+		for _, n := range st.Nodes {
+			sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
+			s, err := cli.Status(sctx, "http://"+n.Addr)
+			scancel()
+			if err == nil {
+				lead[n.Name], byID[s.Header.MemberId] = s.Leader, n.Name
+			}
+		}
+		return lead, byID
+	}
+	lead, byID := leaders()
+	old := byID[lead[st.Nodes[0].Name]]
+	if old == "" {
+		t.Fatalf("no leader: %v %v", lead, byID)
+	}
+	pool := remote.NewPool(mustInventory(t, inv), false)
+	defer pool.Close()
+	// tables returns which hosts list the table inet faultbench.
+	tables := func() []string {
+		var out []string
+		inv := mustInventory(t, inv)
+		for _, h := range inv.Hosts {
+			conn, err := pool.Get(ctx, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := conn.Run(ctx, []string{"nft", "list", "tables"}, nil)
+			if err != nil {
+				t.Fatalf("nft list tables on %s: %v", h.Name, err)
+			}
+			if strings.Contains(string(b), "table inet "+sshhost.NFTable) {
+				out = append(out, h.Name)
+			}
+		}
+		return out
+	}
+
+	out, errs, code := c.run(time.Minute, "fault", "partition", old)
+	if code != 0 {
+		t.Fatalf("fault partition %s: exit %d\n%s\n%s", old, code, out, errs)
+	}
+	if got := tables(); len(got) != 3 {
+		t.Errorf("hosts with the faultbench table after isolating %s: %v, want all 3", old, got)
+	}
+	t.Run("the two others elect a new leader", func(t *testing.T) {
+		var last map[string]uint64
+		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+			lead, byID := leaders()
+			last = lead
+			var newLeaders []string
+			for _, n := range st.Nodes {
+				if n.Name != old {
+					newLeaders = append(newLeaders, byID[lead[n.Name]])
+				}
+			}
+			if len(newLeaders) == 2 && newLeaders[0] == newLeaders[1] && newLeaders[0] != "" && newLeaders[0] != old {
+				t.Logf("%s isolated over SSH; new leader %s", old, newLeaders[0])
+				return
+			}
+		}
+		t.Fatalf("no new leader among the others of %s; leaders by node: %v", old, last)
+	})
+	out, errs, code = c.run(time.Minute, "fault", "heal")
+	if code != 0 {
+		t.Fatalf("fault heal: exit %d\n%s\n%s", code, out, errs)
+	}
+	if got := tables(); len(got) != 0 {
+		t.Errorf("hosts with the faultbench table after heal: %v, want none", got)
+	}
+
+	// loss 100% on n2: its client endpoint goes silent, its host's SSH
+	// server still answers (nft list tables above runs through it)
+	if out, errs, code := c.run(time.Minute, "fault", "loss", "n2", "100%", "--timeout", "30s"); code != 0 {
+		t.Fatalf("fault loss n2 100%%: exit %d\n%s\n%s", code, out, errs)
+	}
+	if got := tables(); fmt.Sprint(got) != "[h2]" {
+		t.Errorf("hosts with the faultbench table after loss on n2: %v, want [h2]", got)
+	}
+	if lead, _ := leaders(); lead["n2"] != 0 || lead["n1"] == 0 {
+		t.Errorf("leaders by node with all packets to n2 lost: %v, want n2 silent and n1 answering", lead)
+	}
+	if out, errs, code := c.run(time.Minute, "fault", "heal", "n2"); code != 0 {
+		t.Fatalf("fault heal n2: exit %d\n%s\n%s", code, out, errs)
+	}
+	if got := tables(); len(got) != 0 {
+		t.Errorf("hosts with the faultbench table after heal n2: %v, want none", got)
+	}
+
+	// a partition left in place is removed by cleanup --hosts
+	if out, errs, code := c.run(time.Minute, "fault", "partition", "n1>n2"); code != 0 {
+		t.Fatalf("fault partition n1>n2: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, errs, code = c.run(time.Minute, "cleanup", "--hosts", inv)
+	if code != 0 || strings.Count(out, "removed the nftables table") != 1 || strings.Count(out, "stopped pid") != 3 {
+		t.Errorf("cleanup --hosts: exit %d, want n2's host's table removed and 3 processes stopped\n%s\n%s", code, out, errs)
+	}
+	if got := tables(); len(got) != 0 {
+		t.Errorf("hosts with the faultbench table after cleanup --hosts: %v, want none", got)
+	}
+	if out, errs, code := c.run(time.Minute, "cleanup", "--hosts", inv); code != 0 || strings.Count(out, "nothing to clean up") != 3 {
+		t.Errorf("second cleanup --hosts: exit %d\n%s\n%s", code, out, errs)
+	}
+	pool.Close()
+	closed = true
+	if err := hosts.Close(context.Background()); err != nil {
+		t.Error(err)
+	}
+	for _, ns := range namespaces {
+		if _, err := os.Stat(filepath.Join("/run/netns", ns)); err == nil {
+			t.Errorf("namespace %s left behind", ns)
+		}
+	}
+	if b, err := exec.Command("pgrep", "-f", filepath.Join(tmp, "host")).Output(); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		t.Errorf("processes of the test's hosts left behind: %s", b)
+	}
+}
+
+// mustInventory loads the inventory at path.
+func mustInventory(t *testing.T, path string) *remote.Inventory {
+	t.Helper()
+	inv, err := remote.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
+}

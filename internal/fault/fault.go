@@ -333,12 +333,13 @@ func (t *Cluster) Persist() error {
 // refreshTimeout bounds one launcher Refresh made by the executor.
 const refreshTimeout = 10 * time.Second
 
-// refuseOnHosts refuses the network faults (partition, heal, loss,
-// bandwidth, delay) on a cluster with nodes on other hosts (Node.Host):
-// their rules are applied in this machine's network namespaces.
+// refuseOnHosts refuses bandwidth and delay on a cluster with nodes on
+// other hosts (Node.Host): they are applied in this machine's network
+// namespaces only. Partition, loss and heal reach the hosts' own packet
+// filters (remotenet.go).
 func refuseOnHosts(t *Cluster, f Fault) error {
 	switch f.Name() {
-	case ActionPartition, ActionHeal, ActionLoss, ActionBandwidth, ActionDelay:
+	case ActionBandwidth, ActionDelay:
 	default:
 		return nil
 	}
@@ -351,7 +352,7 @@ func refuseOnHosts(t *Cluster, f Fault) error {
 	if len(remote) == 0 {
 		return nil
 	}
-	return fmt.Errorf("network faults on remote nodes are not supported yet (%s: nodes on inventory hosts %s); kill, stop, start, restart, pause and resume are",
+	return fmt.Errorf("%s on remote nodes is not supported yet (nodes on inventory hosts %s); partition, loss, heal, kill, stop, start, restart, pause and resume are",
 		f.Name(), strings.Join(remote, ", "))
 }
 

@@ -319,6 +319,16 @@ func (f *partitionFault) Prepare(_ context.Context, t *Cluster, _ []string) erro
 	if len(f.blocks) == 0 {
 		return errors.New("partition: no groups resolved")
 	}
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		if _, err := hostDrops(hn, f.blocks); err != nil {
+			return err
+		}
+		f.owner = newOwner(ActionPartition)
+		return nil
+	}
 	_, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -347,7 +357,13 @@ func ipsOf(st *netns.State, nodes []string) ([]string, error) {
 	return out, nil
 }
 
-func (f *partitionFault) Inject(_ context.Context, t *Cluster, _ []string) error {
+func (f *partitionFault) Inject(ctx context.Context, t *Cluster, _ []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		return f.injectOnHosts(ctx, t, hn)
+	}
 	nw, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -466,6 +482,18 @@ func sideViews(ctx context.Context, t *Cluster, groups [][]string) string {
 }
 
 func (f *partitionFault) WaitEffective(ctx context.Context, t *Cluster, _ []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		// no probe from inside a remote node: the rules in place on every
+		// receiving host is what is waited for
+		if err := waitOwnerOnHosts(ctx, hn, f.receivers(), f.owner, true); err != nil {
+			return err
+		}
+		t.emit(event.Note, joinNodes(f.allNodes()), "partition holds (rules in place on the hosts): "+sideViews(ctx, t, f.groups), "")
+		return nil
+	}
 	if err := waitReach(ctx, t, f.blocks, false); err != nil {
 		return err
 	}
@@ -473,7 +501,13 @@ func (f *partitionFault) WaitEffective(ctx context.Context, t *Cluster, _ []stri
 	return nil
 }
 
-func (f *partitionFault) Restore(_ context.Context, t *Cluster, _ []string) error {
+func (f *partitionFault) Restore(ctx context.Context, t *Cluster, _ []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		return f.restoreOnHosts(ctx, t, hn)
+	}
 	nw, _, err := networkOf(t)
 	if err != nil {
 		return err
@@ -486,6 +520,12 @@ func (f *partitionFault) Restore(_ context.Context, t *Cluster, _ []string) erro
 }
 
 func (f *partitionFault) WaitRestored(ctx context.Context, t *Cluster, _ []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		return waitOwnerOnHosts(ctx, hn, f.receivers(), f.owner, false)
+	}
 	return waitReach(ctx, t, f.blocks, true)
 }
 
@@ -529,7 +569,13 @@ func (f *healFault) resolveArg(c *launcher.Cluster, r *Resolver, arg string) ([]
 	return nodes, nil
 }
 
-func (f *healFault) Inject(_ context.Context, t *Cluster, _ []string) error {
+func (f *healFault) Inject(ctx context.Context, t *Cluster, _ []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		return f.healOnHosts(ctx, t, hn)
+	}
 	nw, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -579,6 +625,9 @@ func sortedOwners(m map[string]bool) []string {
 }
 
 func (f *healFault) WaitEffective(ctx context.Context, t *Cluster, _ []string) error {
+	if len(f.blocks) == 0 {
+		return nil // nothing was healed, or on inventory hosts: the rules removed is the effect
+	}
 	return waitReach(ctx, t, f.blocks, true)
 }
 
@@ -588,6 +637,20 @@ func (*healFault) WaitRestored(context.Context, *Cluster, []string) error { retu
 // healNetwork removes every network fault of t's cluster, if it has a
 // network (for RestoreAll).
 func healNetwork(ctx context.Context, t *Cluster, label string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return nil // no network fault could have been put on these hosts
+		}
+		found, err := hostsHaveFaults(ctx, hn)
+		if err != nil {
+			t.emit(event.Note, "", "could not look for network faults on the hosts: "+err.Error(), label)
+		}
+		if !found {
+			return nil
+		}
+		_, err = execute(ctx, t, &healFault{}, t.Snapshot().NodeNames(), "heal all", label)
+		return err
+	}
 	if t.Snapshot().Options[netns.OptNetState] == "" {
 		return nil
 	}
@@ -696,6 +759,18 @@ func (f *linkFault) resolveArg(c *launcher.Cluster, r *Resolver, arg string) ([]
 }
 
 func (f *linkFault) Prepare(_ context.Context, t *Cluster, nodes []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if _, ok := hn[n]; !ok {
+				return fmt.Errorf("no node %s on the inventory hosts", n)
+			}
+		}
+		f.owner = newOwner(f.action)
+		return nil
+	}
 	_, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -710,6 +785,12 @@ func (f *linkFault) Prepare(_ context.Context, t *Cluster, nodes []string) error
 }
 
 func (f *linkFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		return f.injectOnHosts(ctx, t, hn, nodes)
+	}
 	nw, _, err := networkOf(t)
 	if err != nil {
 		return err
@@ -748,7 +829,13 @@ func (f *linkFault) Inject(ctx context.Context, t *Cluster, nodes []string) erro
 
 // WaitEffective checks the rules are in place (loss and rate limits cannot
 // be proven by one probe).
-func (f *linkFault) WaitEffective(_ context.Context, t *Cluster, nodes []string) error {
+func (f *linkFault) WaitEffective(ctx context.Context, t *Cluster, nodes []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		return waitOwnerOnHosts(ctx, hn, nodes, f.owner, true)
+	}
 	_, st, err := networkOf(t)
 	if err != nil {
 		return err
@@ -767,7 +854,19 @@ func (f *linkFault) WaitEffective(_ context.Context, t *Cluster, nodes []string)
 	return nil
 }
 
-func (f *linkFault) Restore(_ context.Context, t *Cluster, _ []string) error {
+func (f *linkFault) Restore(ctx context.Context, t *Cluster, nodes []string) error {
+	if hn, remote, err := hostNet(t); remote {
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for _, n := range nodes {
+			if _, err := hn[n].nf.RemoveNet(ctx, f.owner); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", n, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
 	nw, _, err := networkOf(t)
 	if err != nil {
 		return err

@@ -215,3 +215,26 @@ func NewCluster(kind string, spec Spec, dir string, temp bool, options map[strin
 	return &Cluster{Kind: kind, Name: name, Dir: dir, Options: options, Detached: spec.Detached,
 		OwnerPID: os.Getpid(), KeepData: spec.KeepData, TempDir: temp, CreatedAt: time.Now().UTC()}
 }
+
+// NetFaulter is an optional ability of a Host (found by type assertion):
+// network faults on the host's own packet filter, for the node it runs.
+// Rules are grouped by owner (one fault), so that one fault's rules can be
+// removed without the others'. Every call is idempotent where it says so
+// and has a deadline of its own.
+type NetFaulter interface {
+	// AddDrops makes the host drop the packets that arrive from any of
+	// from and are addressed to to (IP addresses), under owner.
+	AddDrops(ctx context.Context, owner, to string, from []string) error
+	// AddLoss makes the host drop the fraction p (0 < p <= 1) of the
+	// packets that arrive for to (an IP address) at random, except those of
+	// the host's SSH server, under owner.
+	AddLoss(ctx context.Context, owner, to string, p float64) error
+	// RemoveNet removes owner's rules (none in place is fine) and returns
+	// whether there were any.
+	RemoveNet(ctx context.Context, owner string) (bool, error)
+	// NetOwners lists the owners whose rules are in place on the host.
+	NetOwners(ctx context.Context) ([]string, error)
+	// ClearNet removes every network fault faultbench put on the host
+	// (idempotent) and reports whether there was any.
+	ClearNet(ctx context.Context) (bool, error)
+}

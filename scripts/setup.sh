@@ -10,7 +10,7 @@
 #   scripts/setup.sh --only staticcheck   staticcheck into $(go env GOPATH)/bin
 #   scripts/setup.sh --only chromium      Debian's chromium (the report test opens report.html in it)
 #   scripts/setup.sh --only sysbench      Debian's sysbench (bench/vs-sysbench.sh's peer for TPC-C)
-#   scripts/setup.sh --only ssh           Debian's openssh-server (the distributed test runs one sshd per
+#   scripts/setup.sh --only ssh           Debian's openssh-server and nftables (the distributed test runs one sshd per
 #                                         network namespace; docs/distributed.md)
 #
 # Installs only what is missing (apt-get update first, and only then), runs
@@ -296,6 +296,12 @@ setup_ssh() {
 		if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
 			as_root systemctl disable --now ssh >>"$log" 2>&1 || true
 		fi
+	fi
+	# nft: network faults on nodes of inventory hosts are nftables rules
+	# applied there with `nft -f -` (the test hosts are namespaces of this machine)
+	if ! command -v nft >/dev/null 2>&1 && [ ! -x /usr/sbin/nft ]; then
+		apt_install nftables
+		[ -x /usr/sbin/nft ] || die "/usr/sbin/nft still missing after installing nftables"
 	fi
 }
 

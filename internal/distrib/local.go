@@ -70,8 +70,20 @@ func startLocal(sessCtx context.Context, bin string, i int) (session, error) {
 		inW.Close()
 		return session{}, fmt.Errorf("%s: %w", ProcessName(i), err)
 	}
+	// the worker's temporary run directory goes under one the coordinator
+	// removes when the worker has ended, so a worker that was killed
+	// (SIGKILL, Pdeathsig) leaves nothing behind either
+	tmp, err := os.MkdirTemp("", "faultbench-process-")
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return session{}, fmt.Errorf("%s: %w", ProcessName(i), err)
+	}
 	tail := &stderrTail{}
 	cmd := exec.Command(bin, WorkerCommand)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, tail
 	// SIGKILL when the thread that started it ends: Go ends no thread of
 	// its pool unless a goroutine locked to it exits, which this one is not
@@ -82,11 +94,13 @@ func startLocal(sessCtx context.Context, bin string, i int) (session, error) {
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		_ = os.RemoveAll(tmp)
 		return session{}, fmt.Errorf("%s: starting %s %s: %w", ProcessName(i), bin, WorkerCommand, err)
 	}
 	exited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
+		_ = os.RemoveAll(tmp)
 		close(exited)
 	}()
 	var once sync.Once

@@ -355,6 +355,13 @@ func TestClientProcessDies(t *testing.T) {
 	if left := workerChildren(t); len(left) > 0 {
 		t.Errorf("worker processes left: %v", left)
 	}
+	// the killed worker could not remove its own run directory: the
+	// coordinator removes the directory it gave each worker
+	for _, pat := range []string{"faultbench-process-*", "faultbench-worker-*"} {
+		if left, _ := filepath.Glob(filepath.Join(os.TempDir(), pat)); len(left) > 0 {
+			t.Errorf("worker directories left: %v", left)
+		}
+	}
 }
 
 func readJSON(t *testing.T, path string, v any) {

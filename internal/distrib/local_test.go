@@ -398,7 +398,9 @@ func TestCoordinatorKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	coord := exec.Command(bin, "-test.run=^$")
-	coord.Env = append(os.Environ(), coordEnv+"="+path)
+	// a killed coordinator cannot remove its workers' directories: keep
+	// them in the test's own
+	coord.Env = append(os.Environ(), coordEnv+"="+path, "TMPDIR="+dir)
 	var stderr strings.Builder
 	coord.Stderr = &stderr
 	if err := coord.Start(); err != nil {

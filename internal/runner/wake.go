@@ -38,13 +38,18 @@ type waker struct {
 	mode  WakeMode
 	timer *time.Timer
 	late  time.Duration // moving average of the timer's lateness (spin mode)
+	// sleepFn waits on the timer (k.sleep); tests replace it with a timer
+	// that is late, or early, by a known amount.
+	sleepFn func(ctx context.Context, d time.Duration) bool
 }
 
 func newWaker(mode WakeMode) *waker {
 	if mode == "" {
 		mode = WakeSpin
 	}
-	return &waker{mode: mode, late: wakeInitial}
+	k := &waker{mode: mode, late: wakeInitial}
+	k.sleepFn = k.sleep
+	return k
 }
 
 // stop releases the timer.
@@ -69,6 +74,18 @@ func (k *waker) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// learn folds one observed lateness of the timer (how long after its
+// target it fired; <= 0 when it was not late) into the moving average: a
+// slow one, so one long stall (a GC pause, a busy machine) does not make
+// every later wait spin.
+func (k *waker) learn(late time.Duration) {
+	if late > 0 {
+		k.late += (late - k.late) / 8
+	} else {
+		k.late -= k.late / 8
+	}
+}
+
 // slack is how long before the intended start the timer should fire.
 func (k *waker) slack() time.Duration { return min(k.late+wakeMargin, wakeMaxSlack) }
 
@@ -82,20 +99,14 @@ func (k *waker) wait(ctx context.Context, t time.Time) (ok, waited bool) {
 		return true, false
 	}
 	if k.mode == WakeSleep {
-		return k.sleep(ctx, d), true
+		return k.sleepFn(ctx, d), true
 	}
 	if s := k.slack(); d > s {
 		target := t.Add(-s)
-		if !k.sleep(ctx, d-s) {
+		if !k.sleepFn(ctx, d-s) {
 			return false, true
 		}
-		// learn the timer's lateness: a slow moving average, so one long
-		// stall (a GC pause, a busy machine) does not make every later wait spin
-		if late := time.Since(target); late > 0 {
-			k.late += (late - k.late) / 8
-		} else {
-			k.late -= k.late / 8
-		}
+		k.learn(time.Since(target))
 	}
 	for n := 0; time.Now().Before(t); n++ {
 		if n&63 == 63 && ctx.Err() != nil {

@@ -33,14 +33,52 @@ func TestWakerNeverEarly(t *testing.T) {
 	}
 }
 
-// TestWakerLearnsSlack: the learned lateness stays within its bounds.
+// TestWakerLearnsSlack: the slack follows the timer's observed lateness.
+// The timer is replaced by one that fires a known amount late (or never
+// late), so the learning is seen through wait itself, whatever the
+// machine's load: a timer 3 ms late drives the slack to its ceiling, a
+// timer that is never late drives it down to the margin. With the learning
+// removed the slack stays at its initial value and both cases fail.
 func TestWakerLearnsSlack(t *testing.T) {
-	k := newWaker(WakeSpin)
-	defer k.stop()
-	for range 20 {
-		k.wait(context.Background(), time.Now().Add(4*time.Millisecond))
+	cases := []struct {
+		name     string
+		extra    time.Duration // how late the fake timer fires
+		min, max time.Duration // where the slack must end
+	}{
+		{"late timer", 3 * time.Millisecond, wakeMaxSlack, wakeMaxSlack},
+		{"punctual timer", 0, wakeMargin, wakeMargin + 20*time.Microsecond},
 	}
-	if s := k.slack(); s < wakeMargin || s > wakeMaxSlack {
-		t.Errorf("slack %v outside [%v, %v]", s, wakeMargin, wakeMaxSlack)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newWaker(WakeSpin)
+			defer k.stop()
+			k.sleepFn = func(ctx context.Context, d time.Duration) bool {
+				if tc.extra > 0 {
+					return k.sleep(ctx, d+tc.extra)
+				}
+				return true // fires at once: never late (early, even)
+			}
+			for range 60 {
+				k.wait(context.Background(), time.Now().Add(2500*time.Microsecond))
+			}
+			if s := k.slack(); s < tc.min || s > tc.max {
+				t.Errorf("slack %v after 60 waits, want in [%v, %v] (initial %v)", s, tc.min, tc.max, wakeInitial+wakeMargin)
+			}
+		})
+	}
+}
+
+// TestWakerLearn: the moving average moves an eighth of the way to each
+// observation and decays by an eighth when the timer was not late.
+func TestWakerLearn(t *testing.T) {
+	k := newWaker(WakeSpin)
+	k.late = 800 * time.Microsecond
+	k.learn(1600 * time.Microsecond)
+	if k.late != 900*time.Microsecond {
+		t.Errorf("after a lateness of 1.6 ms: %v, want 900µs", k.late)
+	}
+	k.learn(-time.Millisecond)
+	if want := 900*time.Microsecond - 900*time.Microsecond/8; k.late != want {
+		t.Errorf("after an early wake: %v, want %v", k.late, want)
 	}
 }

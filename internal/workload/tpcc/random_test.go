@@ -3,6 +3,7 @@ package tpcc
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestNURandRange(t *testing.T) {
@@ -100,7 +101,26 @@ func TestMix(t *testing.T) {
 	}
 }
 
+// TestThinkTimes: the pause before each transaction is the previous
+// think time plus this one's keying time, and think times are truncated at
+// 10 times their mean. The truncation is checked directly (thinkTime on
+// variates above, at and below the cut) and on a seeded terminal that is
+// run long enough to reach the cut: an exponential variate above 10 comes
+// about once in 22,000 draws, so with this seed some draw does within the
+// 200,000 transactions, deterministically; without the cut that draw's
+// think time is above 10x its mean and the test fails.
 func TestThinkTimes(t *testing.T) {
+	for _, tc := range []struct {
+		x    float64
+		want time.Duration
+	}{
+		{0, 0}, {1, 12 * time.Second}, {9.5, 114 * time.Second}, {10, 120 * time.Second},
+		{10.5, 120 * time.Second}, {40, 120 * time.Second},
+	} {
+		if got := thinkTime(tc.x, 12*time.Second); got != tc.want {
+			t.Errorf("thinkTime(%v, 12s) = %v, want %v", tc.x, got, tc.want)
+		}
+	}
 	w, err := New(Config{Warehouses: 1, Items: SpecItems, Customers: SpecCustomers, ThinkTimes: true, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -110,15 +130,22 @@ func TestThinkTimes(t *testing.T) {
 	if pause != keyingTime[op] {
 		t.Errorf("first pause %v, want the keying time %v of %s", pause, keyingTime[op], OpNames()[op])
 	}
-	for i := 0; i < 1000; i++ {
+	cut := 0
+	for i := 0; i < 200000; i++ {
 		prevThink := term.think
 		op, pause := term.Next()
 		if pause != prevThink+keyingTime[op] {
 			t.Fatalf("pause %v != think %v + keying %v", pause, prevThink, keyingTime[op])
 		}
 		if term.think > 10*thinkMean[op] {
-			t.Fatalf("think time %v above 10x the mean", term.think)
+			t.Fatalf("transaction %d: think time %v above 10x the mean %v", i, term.think, thinkMean[op])
 		}
+		if term.think == 10*thinkMean[op] {
+			cut++
+		}
+	}
+	if cut == 0 {
+		t.Error("no think time reached the cut in 200,000 transactions: the seed no longer exercises the truncation")
 	}
 }
 

@@ -307,13 +307,19 @@ func (t *Terminal) Next() (int, time.Duration) {
 		return t.op, 0
 	}
 	pause := t.think + keyingTime[t.op]
-	// negative exponential think time, truncated at 10 times its mean
-	th := time.Duration(t.r.ExpFloat64() * float64(thinkMean[t.op]))
-	if th > 10*thinkMean[t.op] {
-		th = 10 * thinkMean[t.op]
-	}
-	t.think = th
+	t.think = thinkTime(t.r.ExpFloat64(), thinkMean[t.op])
 	return t.op, pause
+}
+
+// thinkTime is the negative exponential think time of mean mean from a
+// standard exponential variate x, truncated at 10 times its mean (clause
+// 5.2.5.4).
+func thinkTime(x float64, mean time.Duration) time.Duration {
+	th := time.Duration(x * float64(mean))
+	if th > 10*mean {
+		th = 10 * mean
+	}
+	return th
 }
 
 // pickMix maps a uniform number in [0, 100) to the standard mix: 45 %

@@ -10,7 +10,6 @@ import (
 
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/measure"
-	"github.com/faultbench/faultbench/internal/texttable"
 )
 
 // Scaling is one scaling action of a run (add-node, remove-node) as read
@@ -318,7 +317,7 @@ func ElasticityRows(names []string, reports []*Report) (head []string, rows [][]
 		for _, m := range r.Elasticity {
 			thru := "-" // an instant action has no during span
 			if m.During.DurationMs > 0 {
-				thru = num(m.ThroughputDuringOps, 0)
+				thru = strconv.FormatFloat(m.ThroughputDuringOps, 'f', 0, 64)
 			}
 			row := []string{name, m.Action + " " + m.Nodes, streamingConfig(m.Detail),
 				secs(m.StreamingMs, "n/a"), secs(m.TransferMs, "-"), secs(m.StabiliseMs, "never"), secs(m.ScalingMs, "never"), thru}
@@ -345,16 +344,6 @@ func ElasticityRows(names []string, reports []*Report) (head []string, rows [][]
 		}
 	}
 	return head, rows
-}
-
-// ElasticityTable is ElasticityRows as aligned text ("" when no run
-// scaled), for the terminal summary.
-func ElasticityTable(names []string, reports []*Report) string {
-	head, rows := ElasticityRows(names, reports)
-	if len(rows) == 0 {
-		return ""
-	}
-	return texttable.Format(append([][]string{head}, rows...), texttable.Options{})
 }
 
 // streamingConfig reads the streaming configuration from a scaling

@@ -113,8 +113,8 @@ func TestElasticityTable(t *testing.T) {
 			t.Errorf("column %s = %q, want %q", head[i], rows[0][i], w)
 		}
 	}
-	if s := ElasticityTable(nil, []*Report{{}}); s != "" {
-		t.Errorf("table of a run without scaling = %q, want empty", s)
+	if _, rows := ElasticityRows(nil, []*Report{{}}); len(rows) != 0 {
+		t.Errorf("rows of a run without scaling = %q, want none", rows)
 	}
 	for detail, want := range map[string]string{"add-node 1 (streaming 40mbit)": "40mbit", "add-node 3 (bootstrap false)": "disabled", "remove-node n1": "default", "add-node 1 (streaming 5mbit, x)": "5mbit"} {
 		if got := streamingConfig(detail); got != want {

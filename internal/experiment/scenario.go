@@ -11,13 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/live"
 	"github.com/faultbench/faultbench/internal/properties"
-	"github.com/faultbench/faultbench/internal/report"
 	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/scenario"
@@ -129,72 +127,6 @@ func scenarioSource(sc *scenario.Scenario, field string) properties.Source {
 		return properties.Source{Origin: s + " (" + field + ")"}
 	}
 	return properties.Source{Origin: "scenario default (" + field + ")"}
-}
-
-// WriteScenarioSummary prints the YCSB summary, the availability table and
-// the check verdicts.
-func WriteScenarioSummary(w io.Writer, sum *rundir.Summary, ro *Outcome, basis report.LatencyBasis) {
-	if ro != nil && ro.Totals != nil {
-		report.WriteYCSB(w, ro.Totals, basis)
-		report.WriteErrorSamples(w, ro.Result.Samples)
-		if ro.Clients >= 2 {
-			report.WriteClients(w, ro.PerClient)
-		}
-	}
-	if sum.TPCC != nil {
-		fmt.Fprintf(w, "[TPC-C], tpmC, %.1f\n[TPC-C], tpm (all five), %.1f\n", sum.TPCC.TpmC, sum.TPCC.Tpm)
-	}
-	if sum.Analysis != nil {
-		fmt.Fprintln(w)
-		fmt.Fprint(w, analyze.ResultsTable([]string{sum.Scenario}, []*analyze.Report{sum.Analysis}))
-		if t := analyze.ElasticityTable([]string{sum.Scenario}, []*analyze.Report{sum.Analysis}); t != "" {
-			fmt.Fprintf(w, "\nelasticity (docs/metrics.md):\n%s", t)
-		}
-	}
-	for _, c := range sum.ChecksSkipped {
-		fmt.Fprintf(w, "\ncheck %s\n", c)
-	}
-	if sum.Failed {
-		fmt.Fprintf(w, "\nRUN FAILED: it did not do what it was asked:\n")
-		for _, f := range sum.Failures {
-			fmt.Fprintf(w, "  %s\n", f)
-		}
-	}
-	if sum.LostWrites != nil {
-		verdict := "PASS"
-		if !sum.LostWrites.OK() {
-			verdict = "FAIL"
-		}
-		fmt.Fprintf(w, "\nlost-writes check: %s — %s\n", verdict, sum.LostWrites)
-		for i, e := range sum.LostWrites.Examples {
-			if i == 5 {
-				break
-			}
-			fmt.Fprintf(w, "  %s %s: found %s, last acknowledged %s %s\n", e.Kind, e.Key, e.Found, e.Expected, e.Detail)
-		}
-		if rd := sum.LostWrites.Reads; rd != nil {
-			verdict := "PASS"
-			if !sum.LostWrites.ReadsOK() {
-				verdict = "FAIL"
-			}
-			fmt.Fprintf(w, "stale-reads check: %s — %s\n", verdict, rd)
-			for _, ph := range sum.LostWrites.Phases {
-				if ph.StaleReads+ph.CorruptReads > 0 || ph.LostWrites > 0 {
-					fmt.Fprintf(w, "  %s: %d lost, %d stale reads, %d corrupt reads\n", ph.Name, ph.LostWrites, ph.StaleReads, ph.CorruptReads)
-				}
-			}
-		}
-	}
-	if ok, ran := sum.Checks["tpcc-consistency"]; ran {
-		verdict := "PASS"
-		if !ok {
-			verdict = "FAIL"
-		}
-		fmt.Fprintf(w, "\ntpcc-consistency check: %s\n", verdict)
-	}
-	for _, e := range sum.Errors {
-		fmt.Fprintf(w, "error: %s\n", e)
-	}
 }
 
 // Phase runs one phase of target t into dir (created if missing): prepare

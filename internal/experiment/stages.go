@@ -506,7 +506,11 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 	if err := rundir.WriteJSON(r.run.Path("summary.json"), r.sum); err != nil {
 		return err
 	}
-	WriteScenarioSummary(r.s.Out, r.sum, r.outcome, r.prep.Settings.Basis)
+	var measured *report.Measured
+	if ro := r.outcome; ro != nil {
+		measured = &report.Measured{Totals: ro.Totals, Basis: r.prep.Settings.Basis, Samples: ro.Result.Samples, ClientGroups: ro.Clients}
+	}
+	report.WriteScenarioSummary(r.s.Out, r.sum, measured)
 	fmt.Fprintf(r.s.Out, "run directory: %s\n", r.run.Dir)
 	report.Finish(context.WithoutCancel(ctx), r.run.Dir, r.s.Out, r.s.Err)
 	return nil

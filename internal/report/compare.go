@@ -74,7 +74,16 @@ func Compare(ctx context.Context, w io.Writer, dirs []string, opt CompareOptions
 
 // WriteCompare writes the comparison of loaded runs.
 func WriteCompare(w io.Writer, runs []*Run, opt CompareOptions) error {
-	rows := results(runs)
+	return writeCompare(w, runs, opt, metricRows())
+}
+
+// writeCompare writes the comparison of runs with the metric rows defs.
+func writeCompare(w io.Writer, runs []*Run, opt CompareOptions, defs []metricRow) error {
+	srcs := make([]source, len(runs))
+	for i, r := range runs {
+		srcs[i] = r.source()
+	}
+	rows := results(defs, onCompare, srcs)
 	names := make([]string, len(runs))
 	for i, r := range runs {
 		names[i] = r.Name
@@ -95,14 +104,14 @@ func WriteCompare(w io.Writer, runs []*Run, opt CompareOptions) error {
 }
 
 // rowLabel is the first column of text and Markdown: group rows indented.
-func rowLabel(r metricRow) string {
+func rowLabel(r resultRow) string {
 	if r.Group != "" && !r.Header {
 		return "  " + r.Label
 	}
 	return r.Label
 }
 
-func compareText(names []string, rows []metricRow) string {
+func compareText(names []string, rows []resultRow) string {
 	grid := [][]string{append([]string{"metric"}, names...)}
 	section := ""
 	for _, r := range rows {
@@ -115,7 +124,7 @@ func compareText(names []string, rows []metricRow) string {
 	return texttable.Format(grid, texttable.Options{})
 }
 
-func compareMarkdown(names []string, rows []metricRow) string {
+func compareMarkdown(names []string, rows []resultRow) string {
 	var b strings.Builder
 	mdCell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	b.WriteString("| metric |")
@@ -149,7 +158,7 @@ func compareMarkdown(names []string, rows []metricRow) string {
 	return b.String()
 }
 
-func compareCSV(w io.Writer, names []string, rows []metricRow) error {
+func compareCSV(w io.Writer, names []string, rows []resultRow) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(append([]string{"section", "group", "metric"}, names...)); err != nil {
 		return err
@@ -215,7 +224,7 @@ const compareTemplate = `<!DOCTYPE html>
 {{end}}</tbody></table>{{end}}
 `
 
-func compareHTML(w io.Writer, runs []*Run, names []string, rows []metricRow, opt CompareOptions) error {
+func compareHTML(w io.Writer, runs []*Run, names []string, rows []resultRow, opt CompareOptions) error {
 	css, _ := assets.ReadFile("assets/report.css")
 	js, _ := assets.ReadFile("assets/report.js")
 	p := comparePage{CSS: template.CSS(css), JS: template.JS(js),

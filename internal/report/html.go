@@ -59,6 +59,11 @@ func RenderRun(ctx context.Context, r *Run) (*Output, error) {
 
 // render writes report.html and, with pngs, plots/*.png.
 func render(ctx context.Context, r *Run, pngs bool) (*Output, error) {
+	return renderRows(ctx, r, pngs, metricRows())
+}
+
+// renderRows is render with the metric rows defs.
+func renderRows(ctx context.Context, r *Run, pngs bool, defs []metricRow) (*Output, error) {
 	f, err := newFonts()
 	if err != nil {
 		return nil, err
@@ -68,7 +73,7 @@ func render(ctx context.Context, r *Run, pngs bool) (*Output, error) {
 	for i, fg := range figs {
 		canvases[i] = layout(fg.spec, f.measure)
 	}
-	page, err := buildPage(r, figs, canvases)
+	page, err := buildPage(r, figs, canvases, defs)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +232,7 @@ func (p *page) execute(b *bytes.Buffer) error {
 	return nil
 }
 
-func buildPage(r *Run, figs []figure, cs []*canvas) (*page, error) {
+func buildPage(r *Run, figs []figure, cs []*canvas, defs []metricRow) (*page, error) {
 	src, err := assets.ReadFile("assets/report.html")
 	if err != nil {
 		return nil, err
@@ -270,7 +275,7 @@ func buildPage(r *Run, figs []figure, cs []*canvas) (*page, error) {
 	p.Cards = cards(r)
 	p.Faults = faultViews(r, views)
 	p.Phases = phasesTable(r)
-	p.Availability = availabilityTable(r)
+	p.Availability = availabilityTable(r, defs)
 	p.Elasticity, p.ElasticityNotes = elasticityTable(r), elasticityNotes(r)
 	p.Lost = lostWrites(r)
 	p.Clients, p.ClientSpread = clientsTable(r)
@@ -377,7 +382,7 @@ func cards(r *Run) []card {
 			if i == 3 || m.Fault.RestoreOnly() {
 				break
 			}
-			v := analyze.NACell(m.DowntimeMs)
+			v := naCell(m.DowntimeMs)
 			if m.DownAtSpanEnd {
 				v += "+"
 			}
@@ -475,17 +480,15 @@ func phasesTable(r *Run) table {
 	return t
 }
 
-// availabilityTable is the results table of the run alone.
-func availabilityTable(r *Run) table {
+// availabilityTable is the results table of the run alone: the metric
+// rows defs shown on report.html.
+func availabilityTable(r *Run, defs []metricRow) table {
 	var t table
 	if r.Analysis == nil {
 		return t
 	}
 	t.Head = []string{"metric", "value"}
-	for _, row := range results([]*Run{r}) {
-		if row.Section != "availability" {
-			continue
-		}
+	for _, row := range results(defs, onHTML, []source{r.source()}) {
 		switch {
 		case row.Header:
 			t.Rows = append(t.Rows, tableRow{Class: "group", Cells: []cell{{Text: row.Label}, {Text: row.Cells[0]}}})

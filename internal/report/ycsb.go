@@ -1,9 +1,12 @@
 // Package report turns measurements into what people read: the YCSB-style
-// terminal summary and summary.json's totals (ycsb.go); report.html, one
-// self-contained page of inline SVG charts and tables, and plots/*.png,
-// the same charts rendered in Go (Render, from a run directory read by
-// Load); and the side-by-side comparison of runs as text, Markdown, CSV or
-// HTML (Compare). Package live shows a run while it runs.
+// terminal summary and summary.json's totals (ycsb.go), the end of a
+// scenario's terminal summary (summary.go); the one list of metric rows
+// that the terminal's results table, compare and report.html render
+// (table.go); report.html, one self-contained page of inline SVG charts
+// and tables, and plots/*.png, the same charts rendered in Go (Render,
+// from a run directory read by Load); and the side-by-side comparison of
+// runs as text, Markdown, CSV or HTML (Compare). Package live shows a run
+// while it runs.
 package report
 
 import (

@@ -46,16 +46,22 @@ type Params struct {
 	// SteadySpan is the sliding span over which SteadyTol is checked.
 	// Default 10s.
 	SteadySpan time.Duration
+	// SteadySample is the resolution of the steady-state test: the windows
+	// are summed into samples of this length (at least one window) before
+	// SteadyStretchesCounted judges them. Default 1s.
+	SteadySample time.Duration
+	// SteadyZ is how many sampling errors (√count / length) a sample may
+	// lie beyond ±SteadyTol of its span's mean, and the trend beyond its
+	// tolerance, before the span is not steady; 0 is the UPB's bare ±2 %
+	// rule, which a 100 ms window of a few hundred operations cannot meet
+	// from sampling noise alone. Default 3.
+	SteadyZ float64
 	// BandSmooth is the width of the centred moving average applied to the
 	// throughput before recovery and stabilisation are judged against their
 	// ±RecoverTol band (a 100 ms window holds too few operations for a
 	// ±10 % band on its own); 0 judges raw windows. Downtime and gaps always
 	// use raw windows.
 	BandSmooth time.Duration
-	// Smooth is the width of the centred moving average applied to window
-	// throughput before steady-state detection only (short windows are
-	// noisy); 0 or anything below two windows means none. Default 1s.
-	Smooth time.Duration
 	// LatencyFactor: reconfiguration ends when the windowed p99 is back
 	// under LatencyFactor times the pre-fault p99 (the CumuloNimbo failure
 	// evaluation). Default 2.
@@ -91,7 +97,7 @@ type Histograms interface {
 // DESIGN.md.
 func DefaultParams() Params {
 	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, SteadyTol: 0.02,
-		SteadySpan: 10 * time.Second, Smooth: time.Second, BandSmooth: time.Second, LatencyFactor: 2, LatencyOp: measure.AllOps,
+		SteadySpan: 10 * time.Second, SteadySample: time.Second, SteadyZ: 3, BandSmooth: time.Second, LatencyFactor: 2, LatencyOp: measure.AllOps,
 		FinalFrac: 0.20}
 }
 
@@ -116,8 +122,10 @@ func (p Params) Validate() error {
 		return fmt.Errorf("analyze: SteadySpan must be positive, got %v", p.SteadySpan)
 	case p.BandSmooth < 0:
 		return fmt.Errorf("analyze: BandSmooth must not be negative, got %v", p.BandSmooth)
-	case p.Smooth < 0:
-		return fmt.Errorf("analyze: Smooth must not be negative, got %v", p.Smooth)
+	case p.SteadySample <= 0:
+		return fmt.Errorf("analyze: SteadySample must be positive, got %v", p.SteadySample)
+	case !(p.SteadyZ >= 0) || math.IsInf(p.SteadyZ, 0):
+		return fmt.Errorf("analyze: SteadyZ must be a finite number >= 0, got %v", p.SteadyZ)
 	case !(p.LatencyFactor >= 1) || math.IsInf(p.LatencyFactor, 0):
 		return fmt.Errorf("analyze: LatencyFactor must be at least 1, got %v", p.LatencyFactor)
 	case p.LatencyOp == "":
@@ -432,7 +440,7 @@ func (a *analyzer) baseline(rep *Report) {
 	steady := a.steadyWindows(pre, false)
 	if len(steady) == 0 {
 		steady = pre
-		rep.Notes = append(rep.Notes, fmt.Sprintf("no steady stretch (±%g%% over %v) before the first fault: baseline is the mean of all %d pre-fault run windows", a.p.SteadyTol*100, a.p.SteadySpan, len(pre)))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no steady stretch (±%g%% beyond sampling noise, %v samples over %v) before the first fault: baseline is the mean of all %d pre-fault run windows", a.p.SteadyTol*100, a.p.SteadySample, a.p.SteadySpan, len(pre)))
 	} else {
 		rep.BaselineSteady = true
 	}
@@ -444,23 +452,35 @@ func (a *analyzer) baseline(rep *Report) {
 	}
 }
 
-// steadyWindows returns the windows of idx in steady stretches (smoothed
-// throughput, SteadyTol over SteadySpan): all of them, or with lastOnly the
-// windows of the last stretch.
+// steadyWindows returns the windows of idx in steady stretches (the
+// windows summed to samples of SteadySample, judged by
+// SteadyStretchesCounted with SteadyTol and SteadyZ over SteadySpan): all
+// of them, or with lastOnly the windows of the last stretch.
 func (a *analyzer) steadyWindows(idx []int, lastOnly bool) []int {
-	series := make([]float64, len(idx))
-	for k, i := range idx {
-		series[k] = tp(a.s, i)
-	}
-	st := SteadyStretches(Smooth(series, a.window, a.p.Smooth), a.window, a.p.SteadyTol, a.p.SteadySpan)
+	k := a.sampleWindows()
+	ok, dur, from := aggregate(a.s, idx, k)
+	st := SteadyStretchesCounted(ok, dur, a.p.SteadyTol, a.p.SteadyZ, spanWindows(a.p.SteadySpan, time.Duration(k)*a.window))
 	if lastOnly && len(st) > 0 {
 		st = st[len(st)-1:]
 	}
 	var out []int
 	for _, r := range st {
-		out = append(out, idx[r[0]:r[1]]...)
+		end := len(idx)
+		if r[1] < len(from) {
+			end = from[r[1]]
+		}
+		out = append(out, idx[from[r[0]]:end]...)
 	}
 	return out
+}
+
+// sampleWindows is the number of windows summed into one sample of the
+// steady-state test: SteadySample over the window length, at least 1.
+func (a *analyzer) sampleWindows() int {
+	if a.window <= 0 {
+		return 1
+	}
+	return max(1, int((a.p.SteadySample+a.window/2)/a.window))
 }
 
 // availability is downtime, longest gap, failover and whether the span

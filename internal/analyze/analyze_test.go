@@ -708,7 +708,8 @@ func TestParams(t *testing.T) {
 		{"SteadyTol", func(p *Params) { p.SteadyTol = math.NaN() }},
 		{"Hold", func(p *Params) { p.Hold = 0 }},
 		{"SteadySpan", func(p *Params) { p.SteadySpan = -sec }},
-		{"Smooth", func(p *Params) { p.Smooth = -sec }},
+		{"SteadySample", func(p *Params) { p.SteadySample = 0 }},
+		{"SteadyZ", func(p *Params) { p.SteadyZ = -1 }},
 		{"LatencyFactor", func(p *Params) { p.LatencyFactor = 0.5 }},
 		{"LatencyOp", func(p *Params) { p.LatencyOp = "" }},
 		{"FinalFrac", func(p *Params) { p.FinalFrac = 0 }},
@@ -765,6 +766,7 @@ func TestOverlappingFaults(t *testing.T) {
 func exactParams() Params {
 	p := DefaultParams()
 	p.BandSmooth = 0
+	p.SteadyZ = 0 // generated counts have no sampling noise: the bare ±2 % rule
 	return p
 }
 

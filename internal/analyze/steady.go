@@ -102,3 +102,117 @@ func Smooth(tp []float64, window, width time.Duration) []float64 {
 	}
 	return out
 }
+
+// SteadyStretchesCounted finds the steady stretches of throughput samples
+// whose sampling noise is known: sample i counted ok[i] successful
+// operations over dur[i] (the windows of the run aggregated to samples of
+// Params.SteadySample, 1 s by default). A span of n consecutive samples
+// (at least 2) is steady when the variation beyond what the operation
+// counts alone explain is within tol:
+//
+//   - level: every sample's throughput v_i lies within tol·m + z·σ_i of the
+//     span's mean throughput m (all successes over all time), where
+//     σ_i = √ok_i / dur_i is the sampling error of a count of ok_i
+//     (Poisson; an open loop's schedule-driven counts vary less, so this
+//     errs towards "steady");
+//   - trend: the least-squares line through the samples (at their
+//     midpoints) changes by |Δ| ≤ 2·tol·m + z·SE(Δ) across the span
+//     (from one edge of the ±tol band to the other), SE(Δ) its standard
+//     error from the mean σ_i², so a drift that no single sample shows
+//     is caught once it exceeds what the counts can hide.
+//
+// With z = 0 it is the Under Pressure Benchmark's rule ("varies about 2
+// percent", every sample within ±tol of the mean) over the samples; with
+// 1 s samples of many operations (σ_i ≪ tol·m) the default z changes
+// little. Spans sharing a sample are merged as in SteadyStretches; the
+// result is half-open sample index ranges in increasing order.
+func SteadyStretchesCounted(ok []int64, dur []time.Duration, tol, z float64, n int) [][2]int {
+	n = max(n, 2)
+	if len(ok) != len(dur) || len(ok) < n || tol < 0 || z < 0 || math.IsNaN(tol) || math.IsNaN(z) {
+		return nil
+	}
+	mid := make([]float64, len(ok)) // sample midpoints, seconds
+	var at float64
+	for i, d := range dur {
+		s := d.Seconds()
+		mid[i] = at + s/2
+		at += s
+	}
+	var out [][2]int
+	for j := 0; j+n <= len(ok); j++ {
+		if !steadySpan(ok[j:j+n], dur[j:j+n], mid[j:j+n], tol, z) {
+			continue
+		}
+		i := j + n - 1
+		if k := len(out) - 1; k >= 0 && j < out[k][1] {
+			out[k][1] = i + 1
+		} else {
+			out = append(out, [2]int{j, i + 1})
+		}
+	}
+	return out
+}
+
+// steadySpan applies SteadyStretchesCounted's level and trend tests to one
+// span of samples.
+func steadySpan(ok []int64, dur []time.Duration, mid []float64, tol, z float64) bool {
+	var total int64
+	var secs float64
+	for i := range ok {
+		total += ok[i]
+		secs += dur[i].Seconds()
+	}
+	if secs <= 0 {
+		return false
+	}
+	m := float64(total) / secs
+	slack := tol*m + relEps*m + 1e-12
+	var varSum, xm, ym float64
+	v := make([]float64, len(ok))
+	for i := range ok {
+		s := dur[i].Seconds()
+		if s <= 0 {
+			return false
+		}
+		v[i] = float64(ok[i]) / s
+		sigma := math.Sqrt(float64(ok[i])) / s
+		varSum += sigma * sigma
+		if math.Abs(v[i]-m) > slack+z*sigma {
+			return false
+		}
+		xm += mid[i]
+		ym += v[i]
+	}
+	k := float64(len(ok))
+	xm /= k
+	ym /= k
+	var sxy, sxx float64
+	for i := range ok {
+		sxy += (mid[i] - xm) * (v[i] - ym)
+		sxx += (mid[i] - xm) * (mid[i] - xm)
+	}
+	if sxx <= 0 {
+		return true
+	}
+	width := mid[len(mid)-1] - mid[0]
+	delta := sxy / sxx * width
+	se := math.Sqrt(varSum/k) * width / math.Sqrt(sxx)
+	return math.Abs(delta) <= 2*slack+z*se
+}
+
+// aggregate groups the windows idx into consecutive samples of k windows
+// (the last one may hold fewer) and returns each sample's successes,
+// length and the positions in idx where it starts.
+func aggregate(s []slot, idx []int, k int) (ok []int64, dur []time.Duration, from []int) {
+	k = max(k, 1)
+	for p := 0; p < len(idx); p += k {
+		var n int64
+		var d time.Duration
+		for _, i := range idx[p:min(p+k, len(idx))] {
+			n += s[i].all.OK
+			d += s[i].dur()
+		}
+		ok, dur, from = append(ok, n), append(dur, d), append(from, p)
+	}
+	return ok, dur, from
+}

@@ -8,6 +8,8 @@ import (
 	"log"
 	"net"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/faultbench/faultbench/internal/txkv/client"
 	"github.com/faultbench/faultbench/internal/txkv/coord"
 	"github.com/faultbench/faultbench/internal/txkv/server"
+	"github.com/faultbench/faultbench/internal/txkv/txkvtest"
 	"github.com/faultbench/faultbench/internal/txkv/wire"
 )
 
@@ -37,6 +40,9 @@ type cluster struct {
 	coordDone chan error
 	coordStop context.CancelFunc
 	regions   int
+	// sw switches replay paths off in every coordinator the cluster
+	// starts (negative controls)
+	sw coord.TestSwitches
 }
 
 type srv struct {
@@ -63,7 +69,14 @@ func listen(t testing.TB) net.Listener {
 
 func startCluster(t testing.TB, servers int, cfg wire.Config) *cluster {
 	t.Helper()
-	c := &cluster{t: t, dir: t.TempDir(), cfg: cfg, servers: map[string]*srv{}, regions: 8}
+	return startClusterWith(t, servers, cfg, coord.TestSwitches{})
+}
+
+// startClusterWith starts a cluster whose coordinators have the replay
+// paths sw switches off.
+func startClusterWith(t testing.TB, servers int, cfg wire.Config, sw coord.TestSwitches) *cluster {
+	t.Helper()
+	c := &cluster{t: t, dir: t.TempDir(), cfg: cfg, servers: map[string]*srv{}, regions: 8, sw: sw}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.startCoord(listen(t), servers)
 	for i := 1; i <= servers; i++ {
@@ -79,7 +92,7 @@ func startCluster(t testing.TB, servers int, cfg wire.Config) *cluster {
 func (c *cluster) startCoord(l net.Listener, servers int) {
 	c.t.Helper()
 	co, err := coord.New(coord.Config{Listener: l, Dir: filepath.Join(c.dir, "coord"), Storage: filepath.Join(c.dir, "storage"),
-		Servers: servers, Regions: c.regions, Cluster: c.cfg, NoSync: true, Logger: quiet()})
+		Servers: servers, Regions: c.regions, Cluster: c.cfg, NoSync: true, Logger: quiet(), TestOnly: c.sw})
 	if err != nil {
 		l.Close()
 		c.t.Fatal(err)
@@ -265,28 +278,10 @@ func (c *cluster) crashServer(name string) {
 	}
 }
 
-// history remembers, per key, the acknowledged commits (value, ts) and
-// the keys written by commits whose outcome is unknown.
-type history struct {
-	mu   sync.Mutex
-	last map[string]struct {
-		v  string
-		ts uint64
-	}
-	unknown map[string]bool
-	acked   int
-}
-
-func newHistory() *history {
-	return &history{last: map[string]struct {
-		v  string
-		ts uint64
-	}{}, unknown: map[string]bool{}}
-}
-
 // load runs writers that each commit transactions of 3 writes to random
-// keys, until stop is closed.
-func load(t *testing.T, cl *client.Client, h *history, writers int, stop <-chan struct{}) *sync.WaitGroup {
+// keys (table t, field f), recording every outcome in h, until stop is
+// closed.
+func load(t *testing.T, cl *client.Client, h *txkvtest.History, writers int, stop <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
@@ -312,157 +307,226 @@ func load(t *testing.T, cl *client.Client, h *history, writers int, stop <-chan 
 				}
 				ts, err := tx.Commit(ctx)
 				cancel()
-				h.mu.Lock()
 				switch {
 				case err == nil:
-					h.acked++
-					for k, v := range keys {
-						if ts > h.last[k].ts {
-							h.last[k] = struct {
-								v  string
-								ts uint64
-							}{v, ts}
-						}
-					}
-				case err != client.ErrAborted:
-					for k := range keys {
-						h.unknown[k] = true
-					}
+					h.Acked(ts, keys)
+				case errors.Is(err, client.ErrAborted):
+					h.Aborted()
+				default:
+					h.Unknown()
 				}
-				h.mu.Unlock()
 			}
 		}()
 	}
 	return &wg
 }
 
-// verify reads every key and checks it holds the last acknowledged value.
-func (h *history) verify(t *testing.T, cl *client.Client) {
+// verify runs the lost-commit check: every acknowledged commit of h read
+// at its commit timestamp.
+func verify(t *testing.T, h *txkvtest.History, cl *client.Client) txkvtest.Result {
 	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	lost := 0
-	for k, want := range h.last {
-		if h.unknown[k] {
-			continue
-		}
-		var got string
-		eventually(t, 10*time.Second, "the last write to "+k, func() bool {
-			v, _ := get(t, cl, k)
-			got = v
-			return v == want.v
-		})
-		if got != want.v {
-			lost++
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := h.Verify(ctx, cl, 20*time.Second, 8)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if lost > 0 {
-		t.Errorf("%d of %d keys lost their last acknowledged write", lost, len(h.last))
+	t.Log(res)
+	if res.Commits == 0 {
+		t.Error("no acknowledged commit to check")
 	}
-	t.Logf("%d acknowledged commits, %d keys checked, %d keys with unknown outcomes", h.acked, len(h.last), len(h.unknown))
+	return res
+}
+
+// requireCheck requires the lost-commit check to pass, or, in a negative
+// control (a replay path switched off), to fail.
+func requireCheck(t *testing.T, res txkvtest.Result, negative bool) {
+	t.Helper()
+	switch {
+	case !negative && !res.OK():
+		t.Errorf("acknowledged commits lost: %v", res)
+	case negative && res.OK():
+		t.Errorf("negative control: with the replay path switched off the lost-commit check still passed (%v)", res)
+	case negative:
+		t.Logf("negative control: the check failed as it must (%d commits lost)", res.LostCommits)
+	}
+}
+
+// serverPending asks a server how many write-sets it received and has not
+// persisted yet (its PQ).
+func (c *cluster) serverPending(name string) int {
+	c.mu.Lock()
+	x := c.servers[name]
+	c.mu.Unlock()
+	conn := wire.NewConn(x.s.Addr())
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var rep wire.ServerInfoReply
+	if err := conn.Call(ctx, "Server.Info", &wire.ServerArgs{}, &rep); err != nil {
+		return 0
+	}
+	return rep.Pending
 }
 
 // crashableUnderLoad starts 3 servers whose WALs are synced only at
 // heartbeats (a crash loses up to a heartbeat of writes), opens a client
 // and runs 8 writers on it for half a second; the caller crashes things,
 // closes stop, waits for wg and verifies h.
-func crashableUnderLoad(t *testing.T) (c *cluster, cl *client.Client, h *history, stop chan struct{}, wg *sync.WaitGroup) {
+func crashableUnderLoad(t *testing.T, sw coord.TestSwitches) (c *cluster, cl *client.Client, h *txkvtest.History, stop chan struct{}, wg *sync.WaitGroup) {
 	t.Helper()
 	cfg := testConfig(wire.Async)
 	cfg.Heartbeat = 100 * time.Millisecond
 	cfg.SessionTimeout = 400 * time.Millisecond
 	cfg.WALSyncInterval = time.Minute
-	c = startCluster(t, 3, cfg)
+	c = startClusterWith(t, 3, cfg, sw)
 	cl = openClient(t, c.addr)
 	t.Cleanup(func() { cl.Close(context.Background()) })
-	h = newHistory()
+	h = txkvtest.NewHistory("t", "f")
 	stop = make(chan struct{})
 	wg = load(t, cl, h, 8, stop)
 	time.Sleep(500 * time.Millisecond)
 	return c, cl, h, stop, wg
 }
 
-// TestServerCrashRecovery: a server crashes under load, losing the WAL
-// records it had not synced; its regions are reassigned, recovered from
-// its WAL and by the transactional replay, and no acknowledged commit is
-// lost.
-func TestServerCrashRecovery(t *testing.T) {
-	c, cl, h, stop, wg := crashableUnderLoad(t)
-	c.crashServer("s1")
-	crashed := time.Now()
-	eventually(t, 15*time.Second, "the server's recovery", func() bool {
-		for _, r := range c.coord.Status().Recoveries {
-			if r.Kind == "server" {
-				return true
-			}
-		}
-		return false
-	})
-	c.waitOnline(10 * time.Second)
-	t.Logf("regions back online %v after the crash", time.Since(crashed).Round(time.Millisecond))
-	time.Sleep(300 * time.Millisecond)
-	close(stop)
-	wg.Wait()
-	h.verify(t, cl)
-	var rec wire.Recovery
-	for _, r := range c.coord.Status().Recoveries {
-		rec = r
-	}
-	t.Logf("recovery: %+v", rec)
-	if rec.Regions == 0 {
-		t.Error("no region recovered")
-	}
-	if rec.Replayed == 0 {
-		t.Error("nothing replayed: the test did not exercise the transactional replay")
-	}
-	// the restarted server registers anew and the cluster stays healthy
-	c.startServer("s1")
-	eventually(t, 5*time.Second, "s1 to register again", func() bool {
-		for _, s := range c.coord.Status().Servers {
-			if s.Name == "s1" && s.Live {
-				return true
-			}
-		}
-		return false
-	})
+// crashServerPending crashes a server once it holds write-sets it has not
+// persisted (which the crash loses from its WAL), so that the recovery
+// must replay them from the recovery log.
+func (c *cluster) crashServerPending(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, 10*time.Second, name+" to hold unpersisted write-sets", func() bool { return c.serverPending(name) > 0 })
+	c.crashServer(name)
 }
 
-// TestClientCrashReplay: a client commits and crashes before flushing; the
-// recovery manager replays its write-sets after T_F(c).
-func TestClientCrashReplay(t *testing.T) {
-	c := startCluster(t, 2, testConfig(wire.Async))
-	ctx := context.Background()
-	crashy, err := client.Open(ctx, client.Config{Coordinator: c.addr, Name: "crashy", SkipFlush: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{}
-	for i := 0; i < 20; i++ {
-		k := fmt.Sprintf("user%d", 10+i*4)
-		want[k] = fmt.Sprintf("v%d", i)
-		put(t, crashy, map[string]string{k: want[k]})
-	}
-	crashy.Abandon()
-	crashed := time.Now()
-	cl := openClient(t, c.addr)
-	defer cl.Close(ctx)
-	eventually(t, 10*time.Second, "the client's recovery", func() bool {
-		for _, r := range c.coord.Status().Recoveries {
-			if r.Kind == "client" && r.Name == "crashy" {
-				if r.Replayed != 20 {
-					t.Errorf("replayed %d write-sets, want 20", r.Replayed)
+// TestServerCrashRecovery: a server crashes under load, losing the WAL
+// records it had not synced; its regions are reassigned, recovered from
+// its WAL and by the transactional replay, and every acknowledged commit
+// is there at its commit timestamp. Negative control: with the
+// region-open hook's replay switched off the check must fail.
+func TestServerCrashRecovery(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sw       coord.TestSwitches
+		negative bool
+	}{
+		{"replay", coord.TestSwitches{}, false},
+		{"negative-control/no-server-replay", coord.TestSwitches{NoServerReplay: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, cl, h, stop, wg := crashableUnderLoad(t, tc.sw)
+			c.crashServerPending(t, "s1")
+			crashed := time.Now()
+			eventually(t, 15*time.Second, "the server's recovery", func() bool {
+				for _, r := range c.coord.Status().Recoveries {
+					if r.Kind == "server" {
+						return true
+					}
 				}
-				return true
+				return false
+			})
+			c.waitOnline(10 * time.Second)
+			t.Logf("regions back online %v after the crash", time.Since(crashed).Round(time.Millisecond))
+			time.Sleep(300 * time.Millisecond)
+			close(stop)
+			wg.Wait()
+			requireCheck(t, verify(t, h, cl), tc.negative)
+			var rec wire.Recovery
+			for _, r := range c.coord.Status().Recoveries {
+				rec = r
 			}
-		}
-		return false
-	})
-	t.Logf("client recovered %v after the crash", time.Since(crashed).Round(time.Millisecond))
-	for k, v := range want {
-		eventually(t, 5*time.Second, k, func() bool { got, _ := get(t, cl, k); return got == v })
+			t.Logf("recovery: %+v", rec)
+			if rec.Regions == 0 {
+				t.Error("no region recovered")
+			}
+			if rec.Replayed == 0 {
+				t.Error("nothing replayed: the test did not exercise the transactional replay")
+			}
+			if tc.negative {
+				return
+			}
+			// the restarted server registers anew and the cluster stays healthy
+			c.startServer("s1")
+			eventually(t, 5*time.Second, "s1 to register again", func() bool {
+				for _, s := range c.coord.Status().Servers {
+					if s.Name == "s1" && s.Live {
+						return true
+					}
+				}
+				return false
+			})
+		})
 	}
-	if st := c.coord.Status(); st.Visible < st.Now {
-		t.Errorf("visibility stuck at %d (oracle at %d)", st.Visible, st.Now)
+}
+
+// TestClientCrashReplay: a client commits write-sets that span regions,
+// flushes some of them completely, some only in part and some not at
+// all (out of order: later write-sets complete while earlier ones do
+// not, so T_F(c) stops at the first gap), and crashes; the recovery
+// manager replays its write-sets committed after T_F(c), and every
+// acknowledged commit is there at its commit timestamp. Negative control:
+// with the client replay switched off the check must fail.
+func TestClientCrashReplay(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sw       coord.TestSwitches
+		negative bool
+	}{
+		{"replay", coord.TestSwitches{}, false},
+		{"negative-control/no-client-replay", coord.TestSwitches{NoClientReplay: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startClusterWith(t, 2, testConfig(wire.Async), tc.sw)
+			ctx := context.Background()
+			// write-set i (value v<i>): the first 5 flushed in full (T_F
+			// advances past them), then by i%3: 0 in full, 1 only its low
+			// key, 2 not at all
+			filter := func(_ uint64, w wire.Write) bool {
+				i, _ := strconv.Atoi(strings.TrimPrefix(string(w.Fields[0].Value), "v"))
+				return i < 5 || i%3 == 0 || (i%3 == 1 && w.Key < "user50")
+			}
+			crashy, err := client.Open(ctx, client.Config{Coordinator: c.addr, Name: "crashy", FlushFilter: filter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := txkvtest.NewHistory("t", "f")
+			const n = 30
+			for i := 0; i < n; i++ {
+				kv := map[string]string{fmt.Sprintf("user%d", 10+i): fmt.Sprintf("v%d", i), fmt.Sprintf("user%d", 60+i): fmt.Sprintf("v%d", i)}
+				h.Acked(put(t, crashy, kv), kv)
+			}
+			// the complete flushes have been sent; T_F stops at the first gap
+			time.Sleep(3 * c.cfg.Heartbeat)
+			tf := crashy.TF()
+			if tf < h.MinTS() {
+				t.Errorf("T_F(c) %d did not advance past the write-sets flushed in full (first commit at %d)", tf, h.MinTS())
+			}
+			info := crashy.Crash()
+			crashed := time.Now()
+			t.Logf("crashed: %+v (local T_F %d)", info, tf)
+			if info.Flushes == 0 || info.Unflushed == 0 {
+				t.Errorf("want complete and incomplete flushes at the crash: %+v", info)
+			}
+			cl := openClient(t, c.addr)
+			defer cl.Close(ctx)
+			var rec wire.Recovery
+			eventually(t, 10*time.Second, "the client's recovery", func() bool {
+				for _, r := range c.coord.Status().Recoveries {
+					if r.Kind == "client" && r.Name == "crashy" {
+						rec = r
+						return true
+					}
+				}
+				return false
+			})
+			t.Logf("client recovered %v after the crash: %d write-sets replayed after T_F %d", time.Since(crashed).Round(time.Millisecond), rec.Replayed, rec.From)
+			if rec.Replayed == 0 || rec.Replayed > n-5 {
+				t.Errorf("replayed %d write-sets, want 1..%d (not those before T_F)", rec.Replayed, n-5)
+			}
+			requireCheck(t, verify(t, h, cl), tc.negative)
+			if st := c.coord.Status(); st.Visible < st.Now {
+				t.Errorf("visibility stuck at %d (oracle at %d)", st.Visible, st.Now)
+			}
+		})
 	}
 }
 

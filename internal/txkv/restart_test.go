@@ -13,6 +13,7 @@ import (
 	"github.com/faultbench/faultbench/internal/txkv/client"
 	"github.com/faultbench/faultbench/internal/txkv/coord"
 	"github.com/faultbench/faultbench/internal/txkv/seglog"
+	"github.com/faultbench/faultbench/internal/txkv/txkvtest"
 	"github.com/faultbench/faultbench/internal/txkv/wire"
 )
 
@@ -204,34 +205,66 @@ func noDuplicates(t *testing.T, recs []wire.TxnRecord) {
 	}
 }
 
+// crashingClient opens a client that commits n two-region write-sets and
+// flushes them only in part (even timestamps: the low key; odd: nothing),
+// records them in h and returns it, to be crashed (Abandon) together with
+// the coordinator: only the restarted coordinator's log replay can bring
+// these write-sets back, since the coordinator that would have detected
+// the client's failure is gone.
+func crashingClient(t *testing.T, addr string, h *txkvtest.History, n int) *client.Client {
+	t.Helper()
+	ctx := context.Background()
+	cl, err := client.Open(ctx, client.Config{Coordinator: addr, Name: "crashing",
+		FlushFilter: func(ts uint64, w wire.Write) bool { return ts%2 == 0 && w.Key < "user50" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		kv := map[string]string{fmt.Sprintf("user%d-x", 10+i): fmt.Sprintf("c%d", i), fmt.Sprintf("user%d-x", 60+i): fmt.Sprintf("c%d", i)}
+		h.Acked(put(t, cl, kv), kv)
+	}
+	return cl
+}
+
 // TestCoordinatorRestartUnderLoad: the coordinator crashes (losing the log
 // records it had not synced) or stops cleanly with commits in flight and
-// restarts; no acknowledged commit is lost, none is logged twice, no
-// transaction is seen half applied, and the load continues.
+// restarts, together with a client that had committed write-sets and
+// flushed them only in part; every acknowledged commit is there at its
+// commit timestamp, none is logged twice, no transaction is seen half
+// applied, and the load continues. Negative control: with the restart's
+// log replay switched off the check must fail.
 func TestCoordinatorRestartUnderLoad(t *testing.T) {
 	for _, tc := range []struct {
-		p     wire.Persistence
-		clean bool
-	}{{wire.Async, false}, {wire.Sync, false}, {wire.Async, true}} {
+		p        wire.Persistence
+		clean    bool
+		sw       coord.TestSwitches
+		negative bool
+	}{
+		{p: wire.Async}, {p: wire.Sync}, {p: wire.Async, clean: true},
+		{p: wire.Async, sw: coord.TestSwitches{NoRestartReplay: true}, negative: true},
+	} {
 		name := string(tc.p)
 		if tc.clean {
 			name += "-clean-stop"
+		}
+		if tc.negative {
+			name = "negative-control/no-restart-replay"
 		}
 		t.Run(name, func(t *testing.T) {
 			cfg := testConfig(tc.p)
 			cfg.Heartbeat = 100 * time.Millisecond
 			cfg.SessionTimeout = 500 * time.Millisecond
-			c := startCluster(t, 2, cfg)
+			c := startClusterWith(t, 2, cfg, tc.sw)
 			cl := openClient(t, c.addr)
 			defer cl.Close(context.Background())
-			h := newHistory()
+			h := txkvtest.NewHistory("t", "f")
 			stop := make(chan struct{})
 			wg := load(t, cl, h, 8, stop)
 			pwg, reads := pairs(t, cl, stop)
 			time.Sleep(600 * time.Millisecond)
-			h.mu.Lock()
-			before := h.acked
-			h.mu.Unlock()
+			crashing := crashingClient(t, c.addr, h, 20)
+			before := h.Acks()
+			crashing.Abandon()
 			var addr string
 			if tc.clean {
 				addr = c.stopCoord()
@@ -244,20 +277,16 @@ func TestCoordinatorRestartUnderLoad(t *testing.T) {
 			rec := c.waitRestartRecovery(t, 20*time.Second)
 			t.Logf("restart recovery: %d write-sets replayed, done %v after the crash (replay %v)",
 				rec.Replayed, time.Since(crashed).Round(time.Millisecond), rec.Done.Sub(rec.Detected).Round(time.Millisecond))
-			eventually(t, 10*time.Second, "commits after the restart", func() bool {
-				h.mu.Lock()
-				defer h.mu.Unlock()
-				return h.acked > before+50
-			})
+			eventually(t, 10*time.Second, "commits after the restart", func() bool { return h.Acks() > before+50 })
 			close(stop)
 			wg.Wait()
 			pwg.Wait()
 			if reads.Load() == 0 {
 				t.Error("no pair was read")
 			}
-			h.verify(t, cl)
+			requireCheck(t, verify(t, h, cl), tc.negative)
 			noDuplicates(t, logRecords(t, c.dir))
-			if rec.Replayed == 0 {
+			if rec.Replayed == 0 && !tc.negative {
 				t.Error("nothing replayed: the crash did not leave write-sets in the log")
 			}
 		})
@@ -269,59 +298,72 @@ func TestCoordinatorRestartUnderLoad(t *testing.T) {
 // its regions may still be recovering; the restarted coordinator finishes
 // their recovery from the metadata, and a server that crashed while the
 // coordinator was down is declared failed (T_P 0: the whole log is
-// replayed to its regions' new hosts). No acknowledged commit is lost.
+// replayed to its regions' new hosts). Every acknowledged commit is there
+// at its commit timestamp. Negative control: with the region-open hook's
+// replay switched off the check must fail.
 func TestCoordinatorRestartWithDeadServer(t *testing.T) {
-	c, cl, h, stop, wg := crashableUnderLoad(t)
+	for _, tc := range []struct {
+		name     string
+		sw       coord.TestSwitches
+		negative bool
+	}{
+		{"replay", coord.TestSwitches{}, false},
+		{"negative-control/no-server-replay", coord.TestSwitches{NoServerReplay: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, cl, h, stop, wg := crashableUnderLoad(t, tc.sw)
 
-	// s1 crashes; the coordinator crashes as soon as it noticed
-	c.crashServer("s1")
-	var pending int
-	eventually(t, 10*time.Second, "s1 to be declared failed", func() bool {
-		for _, s := range c.coord.Status().Servers {
-			if s.Name == "s1" && s.Live {
-				return false
+			// s1 crashes; the coordinator crashes as soon as it noticed
+			c.crashServerPending(t, "s1")
+			var pending int
+			eventually(t, 10*time.Second, "s1 to be declared failed", func() bool {
+				for _, s := range c.coord.Status().Servers {
+					if s.Name == "s1" && s.Live {
+						return false
+					}
+				}
+				return true
+			})
+			for _, r := range c.coord.Status().Map.Regions {
+				if !r.Online {
+					pending++
+				}
 			}
-		}
-		return true
-	})
-	for _, r := range c.coord.Status().Map.Regions {
-		if !r.Online {
-			pending++
-		}
-	}
-	addr := c.crashCoord()
-	t.Logf("coordinator crashed with %d regions not online", pending)
-	// s2 crashes while the coordinator is down
-	c.crashServer("s2")
-	time.Sleep(100 * time.Millisecond)
-	c.restartCoord(addr, 3)
-	rec := c.waitRestartRecovery(t, 30*time.Second)
-	t.Logf("restart recovery: %+v", rec)
-	c.waitOnline(10 * time.Second)
-	time.Sleep(300 * time.Millisecond)
-	close(stop)
-	wg.Wait()
-	h.verify(t, cl)
-	st := c.coord.Status()
-	for _, s := range st.Servers {
-		if s.Live && s.Name != "s3" {
-			t.Errorf("server %s still live", s.Name)
-		}
-	}
-	var servers int
-	for _, r := range st.Recoveries {
-		if r.Kind == "server" {
-			servers++
-			t.Logf("server recovery: %+v", r)
-		}
-	}
-	if servers < 1 {
-		t.Errorf("recoveries: %+v", st.Recoveries)
-	}
-	for _, r := range st.Map.Regions {
-		if r.Server != "s3" {
-			t.Errorf("region %v on %q, want s3", r.Region, r.Server)
-		}
+			addr := c.crashCoord()
+			t.Logf("coordinator crashed with %d regions not online", pending)
+			// s2 crashes while the coordinator is down
+			c.crashServer("s2")
+			time.Sleep(100 * time.Millisecond)
+			c.restartCoord(addr, 3)
+			rec := c.waitRestartRecovery(t, 30*time.Second)
+			t.Logf("restart recovery: %+v", rec)
+			c.waitOnline(10 * time.Second)
+			time.Sleep(300 * time.Millisecond)
+			close(stop)
+			wg.Wait()
+			requireCheck(t, verify(t, h, cl), tc.negative)
+			st := c.coord.Status()
+			for _, s := range st.Servers {
+				if s.Live && s.Name != "s3" {
+					t.Errorf("server %s still live", s.Name)
+				}
+			}
+			var servers int
+			for _, r := range st.Recoveries {
+				if r.Kind == "server" {
+					servers++
+					t.Logf("server recovery: %+v", r)
+				}
+			}
+			if servers < 1 {
+				t.Errorf("recoveries: %+v", st.Recoveries)
+			}
+			for _, r := range st.Map.Regions {
+				if r.Server != "s3" {
+					t.Errorf("region %v on %q, want s3", r.Region, r.Server)
+				}
+			}
+		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/faultbench/faultbench/internal/launcher"
 	txkvl "github.com/faultbench/faultbench/internal/launcher/txkv"
 	"github.com/faultbench/faultbench/internal/txkv/client"
+	"github.com/faultbench/faultbench/internal/txkv/txkvtest"
 )
 
 // TestMain lets the test binary stand in for the faultbench binary: the
@@ -159,17 +161,18 @@ func open(t *testing.T, addr string) *client.Client {
 type workload struct {
 	cl      *client.Client
 	keys    []string
-	mu      sync.Mutex
-	last    map[string]lastWrite // per key, the acknowledged write with the highest commit ts
-	unknown map[string]bool      // keys written by commits with unknown outcome
+	h       *txkvtest.History // every outcome, for the lost-commit check
 	commits atomic.Int64
 	aborts  atomic.Int64
 	errs    atomic.Int64
 }
 
-type lastWrite struct {
-	val string
-	ts  uint64
+func newWorkload(cl *client.Client) *workload {
+	w := &workload{cl: cl, h: txkvtest.NewHistory("usertable", "f")}
+	for i := 0; i < 2000; i++ {
+		w.keys = append(w.keys, fmt.Sprintf("user%d", 1000000+i*37813))
+	}
+	return w
 }
 
 func (w *workload) preload(t *testing.T) {
@@ -181,12 +184,16 @@ func (w *workload) preload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		kv := map[string]string{}
 		for _, k := range w.keys[i:min(i+50, len(w.keys))] {
+			kv[k] = "init"
 			tx.Write("usertable", k, map[string][]byte{"f": []byte("init")})
 		}
-		if _, err := tx.Commit(ctx); err != nil {
+		ts, err := tx.Commit(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
+		w.h.Acked(ts, kv)
 	}
 }
 
@@ -229,25 +236,18 @@ func (w *workload) run(workers int, start time.Time, stop <-chan struct{}) []int
 					ts, err = tx.Commit(ctx)
 				}
 				cancel()
-				w.mu.Lock()
 				switch {
 				case err == nil:
 					w.commits.Add(1)
 					times[g] = append(times[g], int64(time.Since(start)))
-					for k, v := range writes {
-						if ts > w.last[k].ts {
-							w.last[k] = lastWrite{v, ts}
-						}
-					}
-				case err == client.ErrAborted:
+					w.h.Acked(ts, writes)
+				case errors.Is(err, client.ErrAborted):
 					w.aborts.Add(1)
+					w.h.Aborted()
 				default:
 					w.errs.Add(1)
-					for k := range writes {
-						w.unknown[k] = true
-					}
+					w.h.Unknown()
 				}
-				w.mu.Unlock()
 			}
 		}()
 	}
@@ -260,46 +260,23 @@ func (w *workload) run(workers int, start time.Time, stop <-chan struct{}) []int
 	return all
 }
 
-// verify reads every key back: it must hold its last acknowledged write.
+// verify is the lost-commit check: every acknowledged commit is read
+// back at its commit timestamp.
 func (w *workload) verify(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	lost := 0
-	for k, want := range w.last {
-		if w.unknown[k] {
-			continue
-		}
-		var got string
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			tx, err := w.cl.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, _, err := tx.Read(ctx, "usertable", k, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = string(m["f"])
-			if got == want.val || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond) // the last flush may still be on its way
-		}
-		if got != want.val {
-			lost++
-			if lost <= 5 {
-				t.Errorf("key %s: found %q, last acknowledged %q (ts %d)", k, got, want.val, want.ts)
-			}
-		}
+	res, err := w.h.Verify(ctx, w.cl, 30*time.Second, 16)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if lost > 0 {
-		t.Errorf("%d of %d keys lost their last acknowledged write", lost, len(w.last))
+	t.Logf("%v (%d errors)", res, w.errs.Load())
+	if !res.OK() {
+		t.Errorf("acknowledged commits lost: %v", res)
 	}
-	t.Logf("lost-commit check: %d keys, %d acknowledged commits, %d aborts, %d errors, %d keys with unknown outcomes, %d lost",
-		len(w.last), w.commits.Load(), w.aborts.Load(), w.errs.Load(), len(w.unknown), lost)
+	if res.Commits == 0 {
+		t.Error("no acknowledged commit to check")
+	}
 }
 
 // throughput buckets completion times into 100 ms windows.
@@ -355,10 +332,7 @@ func TestServerKillUnderLoad(t *testing.T) {
 	}
 	cl := open(t, coordAddr(t, c))
 	defer cl.Close(ctx)
-	w := &workload{cl: cl, last: map[string]lastWrite{}, unknown: map[string]bool{}}
-	for i := 0; i < 2000; i++ {
-		w.keys = append(w.keys, fmt.Sprintf("user%d", 1000000+i*37813))
-	}
+	w := newWorkload(cl)
 	w.preload(t)
 
 	start := time.Now()
@@ -512,10 +486,7 @@ func TestCoordinatorKillUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	cl := open(t, coordAddr(t, c))
 	defer cl.Close(ctx)
-	w := &workload{cl: cl, last: map[string]lastWrite{}, unknown: map[string]bool{}}
-	for i := 0; i < 2000; i++ {
-		w.keys = append(w.keys, fmt.Sprintf("user%d", 1000000+i*37813))
-	}
+	w := newWorkload(cl)
 	w.preload(t)
 	before, err := txkvl.Status(ctx, c)
 	if err != nil {

@@ -66,6 +66,12 @@ type Config struct {
 	// SkipFlush is a test hook that simulates a client crash after commit
 	// and before the flush: committed write-sets are never flushed.
 	SkipFlush bool
+	// FlushFilter is a test-only hook that simulates a client crashing in
+	// the middle of its flushes: when set, only the writes for which it
+	// returns true are flushed, and a write-set with a write filtered out
+	// is never reported flushed (T_F stops below it; write-sets flushed in
+	// full after it still count in FQ'). Nil flushes everything.
+	FlushFilter func(ts uint64, w wire.Write) bool
 }
 
 // Validate checks c.
@@ -644,7 +650,17 @@ func (c *Client) commitAndFlush(in *incarnation, args *wire.CommitArgs, res chan
 	if !sync {
 		res <- commitResult{ts: ts}
 	}
-	if c.cfg.SkipFlush {
+	writes, partial := args.Writes, false
+	if f := c.cfg.FlushFilter; f != nil {
+		writes = nil
+		for _, w := range args.Writes {
+			if f(ts, w) {
+				writes = append(writes, w)
+			}
+		}
+		partial = len(writes) < len(args.Writes)
+	}
+	if c.cfg.SkipFlush || len(writes) == 0 {
 		if sync {
 			res <- commitResult{ts: ts}
 		}
@@ -653,7 +669,7 @@ func (c *Client) commitAndFlush(in *incarnation, args *wire.CommitArgs, res chan
 	// retry until flushed (no retry limit), unless this incarnation died
 	for attempt := 0; ; attempt++ {
 		ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
-		err := c.router.Flush(ctx, ts, args.Writes, FlushOptions{})
+		err := c.router.Flush(ctx, ts, writes, FlushOptions{})
 		cancel()
 		if err == nil {
 			break
@@ -665,6 +681,12 @@ func (c *Client) commitAndFlush(in *incarnation, args *wire.CommitArgs, res chan
 			return
 		}
 		c.lg.Printf("flush of ts %d: %v (retrying)", ts, err)
+	}
+	if partial {
+		if sync {
+			res <- commitResult{ts: ts}
+		}
+		return
 	}
 	in.tr.Flushed(ts)
 	c.flushes.Add(1)
@@ -704,6 +726,24 @@ func (c *Client) read(ctx context.Context, table, key string, fields []string, t
 		}
 		_ = c.router.Refresh(ctx, ver)
 	}
+}
+
+// ReadAt reads a row (all fields when fields is nil) at a snapshot the
+// caller chooses, outside any transaction, following the region as it
+// moves until ctx ends. It is for verification: the lost-commit check of
+// the tests reads every acknowledged write-set at its commit timestamp.
+// Unlike a snapshot Begin hands out, ts may lie above what has been
+// flushed completely, so a read may miss a write-set still being flushed.
+func (c *Client) ReadAt(ctx context.Context, table, key string, fields []string, ts uint64) (map[string][]byte, bool, error) {
+	fs, ok, err := c.read(ctx, table, key, fields, ts)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	out := make(map[string][]byte, len(fs))
+	for _, f := range fs {
+		out[f.Name] = f.Value
+	}
+	return out, true, nil
 }
 
 // Scan reads up to count rows of table from key on, as of the

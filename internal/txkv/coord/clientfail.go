@@ -26,6 +26,9 @@ func (c *Coordinator) clientFailed(cs *clientState, tf uint64) {
 		time.Sleep(time.Second)
 	}
 	for _, rec := range recs {
+		if c.cfg.TestOnly.NoClientReplay {
+			break
+		}
 		for c.ctx.Err() == nil {
 			ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 			err := c.router.Flush(ctx, rec.TS, rec.Writes, client.FlushOptions{Replay: true})

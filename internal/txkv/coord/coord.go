@@ -66,6 +66,26 @@ type Config struct {
 	NoSync bool
 	// Logger receives operational messages; nil logs to stderr.
 	Logger *log.Logger
+	// TestOnly switches recovery paths off. Tests only, never set by the
+	// launcher: each negative control of the lost-commit tests turns one
+	// off and requires the check to fail.
+	TestOnly TestSwitches
+}
+
+// TestSwitches disable the coordinator's replay paths (test-only). A
+// disabled path still does its bookkeeping (the recovery is recorded,
+// replayed write-sets are counted), so only a check that reads the data
+// can notice.
+type TestSwitches struct {
+	// NoClientReplay: a failed client's write-sets committed after T_F(c)
+	// are fetched but not replayed.
+	NoClientReplay bool
+	// NoServerReplay: the region-open hook (recoverRegion) fetches the
+	// write-sets committed after T_P(s) but does not flush them.
+	NoServerReplay bool
+	// NoRestartReplay: a restarted coordinator does not replay its log
+	// before it serves transactions again.
+	NoRestartReplay bool
 }
 
 // Validate checks c.

@@ -160,6 +160,9 @@ func (c *Coordinator) restartReplay(started time.Time) {
 	// replayed writes are synced by the servers before they answer; run
 	// several at once so that their WAL syncs are grouped
 	var next atomic.Int64
+	if c.cfg.TestOnly.NoRestartReplay {
+		next.Store(int64(len(recs)))
+	}
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {

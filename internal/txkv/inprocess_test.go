@@ -83,7 +83,8 @@ func startClusterWith(t testing.TB, servers int, cfg wire.Config, sw coord.TestS
 		c.startServer(fmt.Sprintf("s%d", i))
 	}
 	t.Cleanup(c.stop)
-	c.waitOnline(10 * time.Second)
+	// generous: a loaded 2-core machine can stall process start-up for seconds
+	c.waitOnline(60 * time.Second)
 	return c
 }
 
@@ -416,7 +417,7 @@ func TestServerCrashRecovery(t *testing.T) {
 			c, cl, h, stop, wg := crashableUnderLoad(t, tc.sw)
 			c.crashServerPending(t, "s1")
 			crashed := time.Now()
-			eventually(t, 15*time.Second, "the server's recovery", func() bool {
+			eventually(t, 30*time.Second, "the server's recovery", func() bool {
 				for _, r := range c.coord.Status().Recoveries {
 					if r.Kind == "server" {
 						return true
@@ -424,7 +425,7 @@ func TestServerCrashRecovery(t *testing.T) {
 				}
 				return false
 			})
-			c.waitOnline(10 * time.Second)
+			c.waitOnline(30 * time.Second)
 			t.Logf("regions back online %v after the crash", time.Since(crashed).Round(time.Millisecond))
 			time.Sleep(300 * time.Millisecond)
 			close(stop)
@@ -509,7 +510,7 @@ func TestClientCrashReplay(t *testing.T) {
 			cl := openClient(t, c.addr)
 			defer cl.Close(ctx)
 			var rec wire.Recovery
-			eventually(t, 10*time.Second, "the client's recovery", func() bool {
+			eventually(t, 30*time.Second, "the client's recovery", func() bool {
 				for _, r := range c.coord.Status().Recoveries {
 					if r.Kind == "client" && r.Name == "crashy" {
 						rec = r

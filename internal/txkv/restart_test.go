@@ -84,7 +84,7 @@ func TestCoordinatorRestartEmptyLog(t *testing.T) {
 	c := startCluster(t, 2, testConfig(wire.Async))
 	before := c.coord.Status()
 	c.restartCoord(c.crashCoord(), 2)
-	c.waitOnline(5 * time.Second)
+	c.waitOnline(30 * time.Second)
 	st := c.coord.Status()
 	if st.Recovering {
 		t.Error("recovering with an empty log")
@@ -337,7 +337,7 @@ func TestCoordinatorRestartWithDeadServer(t *testing.T) {
 			c.restartCoord(addr, 3)
 			rec := c.waitRestartRecovery(t, 30*time.Second)
 			t.Logf("restart recovery: %+v", rec)
-			c.waitOnline(10 * time.Second)
+			c.waitOnline(30 * time.Second)
 			time.Sleep(300 * time.Millisecond)
 			close(stop)
 			wg.Wait()

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/fault/kind"
 )
 
 // Scaling milestones a launcher reports while it adds or removes nodes
@@ -42,10 +43,11 @@ type ScaleEvent struct {
 	At     time.Time // when it was observed (wall clock)
 }
 
-// Streaming throttles for ScaleOptions.StreamMbit.
+// Streaming throttles for ScaleOptions.StreamMbit (the grammar is the
+// add-node and remove-node parameter's, in internal/fault/kind).
 const (
-	StreamKeep        = -1 // leave the database's setting as it is
-	StreamUnthrottled = 0  // no limit
+	StreamKeep        = kind.StreamKeep        // leave the database's setting as it is
+	StreamUnthrottled = kind.StreamUnthrottled // no limit
 )
 
 // ScaleOptions says how to add or remove nodes.
@@ -86,27 +88,8 @@ func (o ScaleOptions) Report(kind, node, detail string) {
 // ParseStreaming reads a streaming throttle as written in a scenario:
 // "" (keep the database's setting), "unthrottled" (or "off", "0"), or a
 // rate in megabits per second: "5mbit", "40mbit", "5" ("mbit/s" and
-// "mbps" are accepted too).
-func ParseStreaming(s string) (int, error) {
-	v := strings.ToLower(strings.TrimSpace(s))
-	switch v {
-	case "":
-		return StreamKeep, nil
-	case "unthrottled", "off", "0", "none":
-		return StreamUnthrottled, nil
-	}
-	for _, suf := range []string{"mbit/s", "mbps", "mbit"} {
-		if t, ok := strings.CutSuffix(v, suf); ok {
-			v = strings.TrimSpace(t)
-			break
-		}
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > 100_000 {
-		return 0, fmt.Errorf("streaming %q: want unthrottled or a rate in Mbit/s such as 5mbit or 40mbit (at most 100000)", s)
-	}
-	return n, nil
-}
+// "mbps" are accepted too). See kind.ParseStreaming.
+func ParseStreaming(s string) (int, error) { return kind.ParseStreaming(s) }
 
 // StreamingString renders a StreamMbit value the way ParseStreaming reads it.
 func StreamingString(mbit int) string {

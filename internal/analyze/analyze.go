@@ -25,6 +25,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/outcome"
 )
@@ -84,6 +85,9 @@ type Params struct {
 	// per second; 0 for a closed loop). It is reported next to the achieved
 	// throughput of each phase.
 	OfferedOps float64
+	// Kinds are the fault kinds the events' faults are paired by
+	// (FaultsFromEventsWith); nil: the built-in ones (kind.Builtin).
+	Kinds *kind.Registry
 }
 
 // Histograms are per-window latency histograms (measure.HistLogs).
@@ -332,7 +336,7 @@ func Analyze(windows []measure.WindowRow, evs []event.Event, p Params) (*Report,
 	}
 
 	var faults []Fault
-	for _, f := range FaultsFromEvents(evs) {
+	for _, f := range FaultsFromEventsWith(evs, p.Kinds) {
 		if f.At >= a.runEnd {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s at %v is after the last window (%v): ignored",
 				strings.TrimSpace(f.Action+" "+f.Node), f.At, a.runEnd))

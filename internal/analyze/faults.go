@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 )
 
 // Fault is one fault of a run as read from its events: the inject action
@@ -76,22 +77,10 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // fromMs converts float milliseconds to a duration (rounded to the nanosecond).
 func fromMs(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
 
-// actionFamily groups inject and restore actions that undo each other;
-// "" means unknown (compatible with anything).
-func actionFamily(action string) string {
-	switch strings.ToLower(strings.TrimSpace(action)) {
-	case "kill", "stop", "crash", "shutdown", "start":
-		return "process"
-	case "pause", "resume":
-		return "pause"
-	case "partition", "isolate", "delay", "loss", "heal":
-		return "network"
-	}
-	return ""
-}
-
-// actionOf is the action of a fault event's detail: its first word (the
-// fault package writes "ACTION SELECTOR", e.g. "kill leader").
+// actionOf is the action of an old fault event's detail: its first word
+// (the fault package writes "ACTION SELECTOR", e.g. "kill leader"). Events
+// written since fault events carry their action (event.Event.Action) are
+// not read this way.
 func actionOf(detail string) string {
 	if f := strings.Fields(detail); len(f) > 0 {
 		return f[0]
@@ -99,10 +88,14 @@ func actionOf(detail string) string {
 	return ""
 }
 
-// compatible reports whether restore action r can undo inject action i.
-func compatible(i, r string) bool {
-	fi, fr := actionFamily(i), actionFamily(r)
-	return fi == "" || fr == "" || fi == fr
+// faultIdentity is the action and family of a fault event: its own fields,
+// or, in an events.jsonl written before they existed, the detail's first
+// word (the family is then the registry's).
+func faultIdentity(e event.Event) (action string, family kind.Family) {
+	if e.Action != "" {
+		return e.Action, kind.Family(e.Family)
+	}
+	return actionOf(e.Detail), ""
 }
 
 // nodeSet splits a comma-separated node list.
@@ -129,38 +122,53 @@ func overlap(a, b string) bool {
 }
 
 // FaultsFromEvents extracts the faults of a run from its events, in order of
-// injection. Only fault-inject, fault-restore and fault-error events are
-// used; times are those of the actions' beginning (the kill, not the
-// observed node-down), as in the NoSQL failover study.
+// injection, with the built-in fault kinds (kind.Builtin); see
+// FaultsFromEventsWith.
+func FaultsFromEvents(evs []event.Event) []Fault { return FaultsFromEventsWith(evs, nil) }
+
+// FaultsFromEventsWith extracts the faults of a run from its events, in
+// order of injection, pairing injections with restores by the fault kinds
+// of kinds (nil: kind.Builtin()). Only fault-inject, fault-restore and
+// fault-error events are used; times are those of the actions' beginning
+// (the kill, not the observed node-down), as in the NoSQL failover study.
 //
 // Pairing rule: events are taken in time order. Every fault-inject opens a
-// fault; its Action is the first word of the event's detail (the fault
-// package writes "ACTION SELECTOR", e.g. "kill leader"). A fault-restore
-// closes every open fault that was injected at or before it, whose action
-// it can undo (start undoes kill/stop/crash/shutdown, resume undoes pause,
-// heal undoes partition/isolate/delay/loss; an action outside these lists
-// is compatible with anything) and that it names: same non-empty label, or
-// at least one node in common, or — when the restore names no node and has
-// no label (a global heal) — any compatible open fault. A restore that
+// fault; its Action is the event's action field (in events written before
+// that field existed: the first word of the detail, which the fault
+// package writes as "ACTION SELECTOR", e.g. "kill leader"). A fault-restore
+// closes every open fault that was injected at or before it, that it can
+// undo, and that it names: same non-empty label, or at least one node in
+// common, or — when the restore names no node and has no label (a global
+// heal) — any such open fault. It can undo a fault when the fault's kind
+// lists the restore's action among its Restores (start undoes kill and
+// stop, resume undoes pause, heal undoes the network faults); for a kind
+// that lists none or is unknown, when the two families (the events' own,
+// else the kinds') are equal; with a family unknown, always. A restore that
 // closes nothing is reported as a restore-only Fault (At = RestoreAt = its
 // time, Action = RestoreAction = its action). A fault-error is attached to
 // the most recent fault (open or not) with the same label, else the most
 // recent with a common node, else ignored.
-func FaultsFromEvents(evs []event.Event) []Fault {
+func FaultsFromEventsWith(evs []event.Event, kinds *kind.Registry) []Fault {
+	if kinds == nil {
+		kinds = kind.Builtin()
+	}
 	sorted := append([]event.Event(nil), evs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].T < sorted[j].T })
 	var out []Fault
+	var families []kind.Family // the family each fault's inject event gave, by index in out
 	for _, e := range sorted {
 		t := e.Since()
 		switch e.Kind {
 		case event.FaultInject:
-			out = append(out, Fault{Label: e.Fault, Action: actionOf(e.Detail), Node: e.Node, At: t, RestoreAt: -1})
+			action, family := faultIdentity(e)
+			out = append(out, Fault{Label: e.Fault, Action: action, Node: e.Node, At: t, RestoreAt: -1})
+			families = append(families, family)
 		case event.FaultRestore:
-			action := actionOf(e.Detail)
+			action, family := faultIdentity(e)
 			closed := false
 			for i := range out {
 				f := &out[i]
-				if f.Restored() || f.At > t || !compatible(f.Action, action) {
+				if f.Restored() || f.At > t || !kinds.Undoes(f.Action, families[i], action, family) {
 					continue
 				}
 				global := e.Node == "" && e.Fault == ""
@@ -172,6 +180,7 @@ func FaultsFromEvents(evs []event.Event) []Fault {
 			if !closed {
 				out = append(out, Fault{Label: e.Fault, Action: action, Node: e.Node, At: t,
 					RestoreAt: t, RestoreAction: action})
+				families = append(families, family)
 			}
 		case event.FaultError:
 			idx := -1

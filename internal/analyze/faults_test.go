@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 )
 
 func ev(at time.Duration, kind, node, detail, label string) event.Event {
@@ -151,4 +152,54 @@ func TestRestoreOnlyMetrics(t *testing.T) {
 	if len(r.Phases) != 3 || r.Phases[1].Kind != "restore" || r.Phases[1].Name != "start n4" {
 		t.Errorf("phases %+v", r.Phases)
 	}
+}
+
+// TestFaultsFromEventFields: events that carry their action and family are
+// paired by those fields, not by the detail's first word, and by the kinds
+// given.
+func TestFaultsFromEventFields(t *testing.T) {
+	typed := func(at time.Duration, k, node, detail, label, action, family string) event.Event {
+		e := ev(at, k, node, detail, label)
+		e.Action, e.Family = action, family
+		return e
+	}
+	t.Run("fields win over the detail", func(t *testing.T) {
+		got := FaultsFromEvents([]event.Event{
+			typed(10*sec, event.FaultInject, "n1", "whatever the detail says", "", "pause", "pause"),
+			typed(20*sec, event.FaultRestore, "n1", "start n1", "", "resume", "pause"),
+		})
+		want := []Fault{{Action: "pause", Node: "n1", At: 10 * sec, RestoreAt: 20 * sec, RestoreAction: "resume"}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+	})
+	t.Run("a kind's restores decide", func(t *testing.T) {
+		evs := []event.Event{
+			typed(10*sec, event.FaultInject, "n1", "fill-disk n1", "", "fill-disk", "disk"),
+			typed(15*sec, event.FaultRestore, "n1", "start n1", "", "start", "process"),
+			typed(20*sec, event.FaultRestore, "n1", "resume n1", "", "resume", "pause"),
+		}
+		kinds := kind.Builtin()
+		if err := kinds.Add(kind.Kind{Name: "fill-disk", Family: kind.Disk, Restores: []string{"resume"}}); err != nil {
+			t.Fatal(err)
+		}
+		got := FaultsFromEventsWith(evs, kinds)
+		if len(got) != 2 || got[0].Action != "fill-disk" || got[0].RestoreAction != "resume" || !got[1].RestoreOnly() {
+			t.Errorf("with the kind: %+v", got)
+		}
+		// without it, the families (disk, process, pause) differ: unpaired
+		got = FaultsFromEvents(evs)
+		if len(got) != 3 || got[0].Restored() {
+			t.Errorf("without the kind: %+v", got)
+		}
+	})
+	t.Run("unknown kinds of one family pair", func(t *testing.T) {
+		got := FaultsFromEvents([]event.Event{
+			typed(10*sec, event.FaultInject, "n1", "skew n1", "", "skew-clock", "clock"),
+			typed(20*sec, event.FaultRestore, "n1", "unskew n1", "", "fix-clock", "clock"),
+		})
+		if len(got) != 1 || got[0].RestoreAction != "fix-clock" {
+			t.Errorf("got %+v", got)
+		}
+	})
 }

@@ -21,7 +21,7 @@ import (
 const (
 	PhaseStart     = "phase-start"     // detail: phase name (load, warmup, run, calibrate, check)
 	PhaseEnd       = "phase-end"       // detail: phase name
-	FaultInject    = "fault-inject"    // a fault action began; node: resolved node(s); detail: action
+	FaultInject    = "fault-inject"    // a fault action began; node: resolved node(s); detail: action and selector; action, family: its kind
 	FaultInjected  = "fault-injected"  // the fault took effect (e.g. the process is gone)
 	FaultRestore   = "fault-restore"   // a restore action (start/resume/heal) began
 	FaultRestored  = "fault-restored"  // the restore took effect (node serves again)
@@ -67,6 +67,14 @@ type Event struct {
 	Node   string    `json:"node,omitempty"` // node name(s), comma separated
 	Detail string    `json:"detail,omitempty"`
 	Fault  string    `json:"fault,omitempty"` // the fault's label (scenario step name or "as" name)
+	// Action and Family name the fault kind of a fault event (FaultInject,
+	// FaultInjected, FaultRestore, FaultRestored, FaultError): the action
+	// (kill, partition ...) and its family (process, network ...), written
+	// by the fault package from its kind registry (internal/fault/kind).
+	// Empty on other events and in events.jsonl files written before they
+	// existed, whose readers take the action from Detail's first word.
+	Action string `json:"action,omitempty"`
+	Family string `json:"family,omitempty"`
 }
 
 // Since returns the event time as a duration since run start.

@@ -46,6 +46,9 @@ type ScenarioSpec struct {
 	// Targets is the registry the scenario's target kind is looked up in;
 	// nil means targets.Builtin().
 	Targets *targets.Registry
+	// Faults is the registry the schedule's fault kinds are looked up in;
+	// nil means fault.NewRegistry().
+	Faults *fault.Registry
 	// Processes runs the measured phase when its client groups are to be
 	// separate processes (load.client_processes, or clients.process=true):
 	// distrib.Execute. Nil refuses such a scenario.
@@ -168,6 +171,9 @@ func (s *ScenarioSpec) FillDefaults() {
 	}
 	if s.Targets == nil {
 		s.Targets = targets.Builtin()
+	}
+	if s.Faults == nil {
+		s.Faults = fault.NewRegistry()
 	}
 }
 

@@ -73,7 +73,7 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if len(sc.Target.Endpoints) > 0 && len(sc.Schedule.Steps) > 0 {
 		return nil, &InvalidError{Err: fmt.Errorf("%s: faults need a cluster faultbench started; remove target.endpoints or the schedule", s.File)}
 	}
-	r := &scenarioRun{s: s, sc: sc, tgt: tgt, freg: fault.NewRegistry()}
+	r := &scenarioRun{s: s, sc: sc, tgt: tgt, freg: s.Faults}
 	r.steps = make(fault.Schedule, len(sc.Schedule.Steps))
 	for i, st := range sc.Schedule.Steps {
 		r.steps[i] = st.FaultStep()
@@ -488,6 +488,7 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 	params.SteadyTol = a.SteadyTolerance
 	params.SteadySpan = a.SteadySpan.D()
 	params.OfferedOps = r.rate
+	params.Kinds = r.freg.Kinds()
 	if hl, err := measure.ReadHistLogs(r.run.Dir); err == nil {
 		params.Hists = hl // exact span percentiles
 	}

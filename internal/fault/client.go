@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 )
 
 // ActionCrashClient crashes the client library instance the load runs on
@@ -18,8 +19,9 @@ const ActionCrashClient Action = "crash-client"
 // none): the load's client, which is not a node of the cluster.
 const ClientNode = "client"
 
-// MaxHold bounds a crash-client step's hold.
-const MaxHold = 10 * time.Minute
+// MaxHold bounds a crash-client step's hold (its parameter's declaration
+// is in package kind).
+const MaxHold = kind.MaxHold
 
 // ClientCrasher is what crash-client needs of the load's client: crash the
 // client instance the load runs on (it stops heartbeating and abandons its
@@ -124,9 +126,9 @@ type crashClientFault struct {
 func (f *crashClientFault) Name() Action       { return ActionCrashClient }
 func (f *crashClientFault) ActsOnClient() bool { return true }
 
-// ConfigureStep takes the hold; ValidateFor checked it before the run.
+// ConfigureStep takes the hold, checked against the kind's declaration.
 func (f *crashClientFault) ConfigureStep(st Step, label string) error {
-	f.hold, f.label = st.Hold, label
+	f.hold, f.label = st.Values.Duration(paramHold), label
 	return nil
 }
 
@@ -172,7 +174,7 @@ func (f *crashClientFault) Inject(ctx context.Context, t *Cluster, _ []string) e
 		defer stop()
 		r, werr := cc.WaitClientRecovered(wctx, c)
 		if werr != nil {
-			t.emit(event.FaultError, "", fmt.Sprintf("%s: %v", ActionCrashClient, werr), f.label)
+			t.emitFault(event.FaultError, builtinKind(ActionCrashClient), "", fmt.Sprintf("%s: %v", ActionCrashClient, werr), f.label)
 			return
 		}
 		t.Events.Add(eventAt(r.Detected, EventClientFailed, fmt.Sprintf("client %s (id %s) declared failed after missed heartbeats, %s after the crash",

@@ -5,7 +5,10 @@
 // a lifecycle in the shape of roachprod's failure modes: Prepare, Inject,
 // WaitEffective, Restore, WaitRestored, Cleanup. Every call takes a context
 // first and every wait has a deadline whose error says what it waited for.
-// Kinds are looked up by name in a Registry (one line per kind).
+// Kinds are looked up by name in a Registry, which holds each kind's
+// description (package kind: family, restores, report label and colour,
+// parameters) with the constructor of its Fault; every fault event carries
+// the kind's action and family in fields of its own.
 //
 // Faults act on node selectors — a node name, a role (leader, primary,
 // replica, follower), random, any:N, all, or a name bound earlier with "as" —
@@ -35,6 +38,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/launcher"
 )
 
@@ -105,31 +109,84 @@ func IsRepair(f Fault) bool {
 // Constructor makes a fresh Fault for one use.
 type Constructor func() Fault
 
-// Registry maps action names to fault constructors.
-type Registry struct{ m map[Action]Constructor }
+// Registry maps action names to fault kinds: each kind's description
+// (kind.Kind: family, the restores that undo it, report label and colour,
+// parameters) and the constructor of its Fault.
+type Registry struct {
+	kinds *kind.Registry
+	m     map[Action]Constructor
+}
 
-// NewRegistry returns a registry holding the built-in faults.
+// NewRegistry returns a registry holding the built-in faults, described by
+// kind.Builtin.
 func NewRegistry() *Registry {
-	r := &Registry{m: map[Action]Constructor{}}
-	r.Register(ActionKill, func() Fault { return &killFault{} })
-	r.Register(ActionStop, func() Fault { return &stopFault{} })
-	r.Register(ActionStart, func() Fault { return &startFault{} })
-	r.Register(ActionRestart, func() Fault { return &restartFault{} })
-	r.Register(ActionPause, func() Fault { return &pauseFault{} })
-	r.Register(ActionResume, func() Fault { return &resumeFault{} })
-	r.Register(ActionCrashClient, func() Fault { return &crashClientFault{} })
-	r.Register(ActionPartition, func() Fault { return &partitionFault{} })
-	r.Register(ActionHeal, func() Fault { return &healFault{} })
-	r.Register(ActionLoss, func() Fault { return &linkFault{action: ActionLoss} })
-	r.Register(ActionBandwidth, func() Fault { return &linkFault{action: ActionBandwidth} })
-	r.Register(ActionDelay, func() Fault { return &linkFault{action: ActionDelay} })
-	r.Register(ActionAddNode, func() Fault { return &addNodeFault{} })
-	r.Register(ActionRemoveNode, func() Fault { return &removeNodeFault{} })
+	r := &Registry{kinds: kind.Builtin(), m: map[Action]Constructor{}}
+	r.m[ActionKill] = func() Fault { return &killFault{} }
+	r.m[ActionStop] = func() Fault { return &stopFault{} }
+	r.m[ActionStart] = func() Fault { return &startFault{} }
+	r.m[ActionRestart] = func() Fault { return &restartFault{} }
+	r.m[ActionPause] = func() Fault { return &pauseFault{} }
+	r.m[ActionResume] = func() Fault { return &resumeFault{} }
+	r.m[ActionCrashClient] = func() Fault { return &crashClientFault{} }
+	r.m[ActionPartition] = func() Fault { return &partitionFault{} }
+	r.m[ActionHeal] = func() Fault { return &healFault{} }
+	r.m[ActionLoss] = func() Fault { return &linkFault{action: ActionLoss} }
+	r.m[ActionBandwidth] = func() Fault { return &linkFault{action: ActionBandwidth} }
+	r.m[ActionDelay] = func() Fault { return &linkFault{action: ActionDelay} }
+	r.m[ActionAddNode] = func() Fault { return &addNodeFault{} }
+	r.m[ActionRemoveNode] = func() Fault { return &removeNodeFault{} }
 	return r
 }
 
-// Register adds (or replaces) the fault kind name.
-func (r *Registry) Register(name Action, c Constructor) { r.m[name] = c }
+// Add adds (or replaces) the fault kind k with the constructor of its
+// Fault, whose Name must be k.Name: the one call that adds a fault kind. A
+// kind that does not validate is refused.
+func (r *Registry) Add(k kind.Kind, c Constructor) error {
+	if c == nil {
+		return fmt.Errorf("fault kind %q: no constructor", k.Name)
+	}
+	if err := r.kinds.Add(k); err != nil {
+		return err
+	}
+	r.m[Action(k.Name)] = c
+	return nil
+}
+
+// Register sets the constructor of action name, keeping its description
+// (tests swap a kind's Fault for a recording one this way). A name without
+// a description gets a bare one: no family, no parameters; use Add to
+// describe a new kind.
+func (r *Registry) Register(name Action, c Constructor) {
+	if _, ok := r.kinds.Lookup(string(name)); !ok {
+		r.kinds.AddBare(string(name))
+	}
+	r.m[name] = c
+}
+
+// Kinds is the registry's kind descriptions, for analysis and reports
+// (analyze.Params.Kinds, report.Run.Kinds).
+func (r *Registry) Kinds() *kind.Registry { return r.kinds }
+
+// Kind returns the description of action.
+func (r *Registry) Kind(a Action) (kind.Kind, bool) { return r.kinds.Lookup(string(a)) }
+
+// kindOf is the description of action, a bare one (no family) if it has
+// none.
+func (r *Registry) kindOf(a Action) kind.Kind {
+	if k, ok := r.Kind(a); ok {
+		return k
+	}
+	return kind.Kind{Name: string(a)}
+}
+
+// builtinKind is the description of a built-in action (for the faults the
+// package runs by itself: restore-all's resume, start and heal).
+func builtinKind(a Action) kind.Kind {
+	if k, ok := kind.Builtin().Lookup(string(a)); ok {
+		return k
+	}
+	return kind.Kind{Name: string(a)}
+}
 
 // Has reports whether name is a registered action.
 func (r *Registry) Has(name Action) bool {
@@ -161,6 +218,36 @@ func (r *Registry) names() []string {
 	var out []string
 	for _, a := range r.Names() {
 		out = append(out, string(a))
+	}
+	return out
+}
+
+// CheckParams checks the parameters step st sets (Params, and its Hold,
+// Count, Streaming and NoBootstrap by their parameter names) against its
+// kind's declaration and returns them parsed, with one *kind.ParamError per
+// problem. It is the one check of fault parameters: the schedule's
+// validation, a scenario's (scenario.Validate, so `scenario --dry-run`
+// too) and `faultbench fault` use it. An action the registry does not know
+// is not checked here.
+func (r *Registry) CheckParams(st Step) (kind.Values, []*kind.ParamError) {
+	return r.kinds.CheckParams(string(st.Action), st.rawParams())
+}
+
+// ActsOnClient reports whether action acts on the load's client rather
+// than on cluster nodes (crash-client): its step names no node.
+func (r *Registry) ActsOnClient(a Action) bool { return isClientAction(r, a) }
+
+// Nodeless reports whether action acts on no existing node (add-node): its
+// step names no node.
+func (r *Registry) Nodeless(a Action) bool { return isNodelessAction(r, a) }
+
+// Restores lists the actions that undo a fault of action a (kill: start),
+// none when nothing in a schedule undoes it or a is not known.
+func (r *Registry) Restores(a Action) []Action {
+	k, _ := r.Kind(a)
+	out := make([]Action, len(k.Restores))
+	for i, n := range k.Restores {
+		out[i] = Action(n)
 	}
 	return out
 }
@@ -213,6 +300,12 @@ func (t *Cluster) stopGrace() time.Duration {
 
 func (t *Cluster) emit(kind, node, detail, label string) {
 	t.Events.Add(event.Event{Kind: kind, Node: node, Detail: detail, Fault: label})
+}
+
+// emitFault writes a fault event (fault-inject ... fault-error) about a
+// fault of kind k: its action and family go in the event's own fields.
+func (t *Cluster) emitFault(evKind string, k kind.Kind, node, detail, label string) {
+	t.Events.Add(event.Event{Kind: evKind, Node: node, Detail: detail, Fault: label, Action: k.Name, Family: string(k.Family)})
 }
 
 // copyCluster returns a deep copy of c.

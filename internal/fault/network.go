@@ -648,7 +648,7 @@ func healNetwork(ctx context.Context, t *Cluster, label string) error {
 		if !found {
 			return nil
 		}
-		_, err = execute(ctx, t, &healFault{}, t.Snapshot().NodeNames(), "heal all", label)
+		_, err = execute(ctx, t, &healFault{}, builtinKind(ActionHeal), t.Snapshot().NodeNames(), "heal all", label)
 		return err
 	}
 	if t.Snapshot().Options[netns.OptNetState] == "" {
@@ -658,7 +658,7 @@ func healNetwork(ctx context.Context, t *Cluster, label string) error {
 	if err != nil || len(st.Rules) == 0 {
 		return err
 	}
-	_, err = execute(ctx, t, &healFault{}, t.Snapshot().NodeNames(), "heal all", label)
+	_, err = execute(ctx, t, &healFault{}, builtinKind(ActionHeal), t.Snapshot().NodeNames(), "heal all", label)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/launcher"
 )
 
@@ -25,8 +26,9 @@ const (
 	ActionRemoveNode Action = "remove-node"
 )
 
-// MaxScaleCount is the most nodes one add-node step adds.
-const MaxScaleCount = 8
+// MaxScaleCount is the most nodes one add-node step adds (its parameter's
+// declaration is in package kind).
+const MaxScaleCount = kind.MaxScaleCount
 
 // DefaultScaleTimeout bounds each phase of a scaling step (the streaming
 // of a throttled bootstrap takes minutes by design) unless the cluster's
@@ -60,44 +62,6 @@ func isNodelessAction(reg *Registry, a Action) bool {
 
 // isScaleAction reports whether a is add-node or remove-node.
 func isScaleAction(a Action) bool { return a == ActionAddNode || a == ActionRemoveNode }
-
-// checkScaleStep checks a step's scaling parameters: count for add-node
-// only (1..MaxScaleCount), streaming a throttle ParseStreaming reads,
-// no-bootstrap for add-node only; and none of them on other actions.
-func checkScaleStep(st Step) []string {
-	var bad []string
-	if !isScaleAction(st.Action) {
-		if st.Count != 0 {
-			bad = append(bad, fmt.Sprintf("count is a parameter of %s only, not of %s", ActionAddNode, st.Action))
-		}
-		if st.Streaming != "" {
-			bad = append(bad, fmt.Sprintf("streaming is a parameter of %s and %s only, not of %s", ActionAddNode, ActionRemoveNode, st.Action))
-		}
-		if st.NoBootstrap {
-			bad = append(bad, fmt.Sprintf("bootstrap is a parameter of %s only, not of %s", ActionAddNode, st.Action))
-		}
-		return bad
-	}
-	if _, err := launcher.ParseStreaming(st.Streaming); err != nil {
-		bad = append(bad, err.Error())
-	}
-	if st.Action == ActionRemoveNode {
-		if st.Count != 0 {
-			bad = append(bad, fmt.Sprintf("count is a parameter of %s; %s removes the nodes its node selector names", ActionAddNode, ActionRemoveNode))
-		}
-		if st.NoBootstrap {
-			bad = append(bad, fmt.Sprintf("bootstrap is a parameter of %s only", ActionAddNode))
-		}
-		return bad
-	}
-	if st.Count < 0 || st.Count > MaxScaleCount {
-		bad = append(bad, fmt.Sprintf("count %d: allowed 1..%d (leave it out for 1)", st.Count, MaxScaleCount))
-	}
-	if st.NoBootstrap && st.Streaming != "" {
-		bad = append(bad, "streaming has no effect with bootstrap: false (nothing is streamed)")
-	}
-	return bad
-}
 
 // scaleOptions turns a step's parameters into launcher options that
 // report milestones as events labelled label.
@@ -152,11 +116,9 @@ type scaleBase struct {
 	label string
 }
 
-// ConfigureStep takes the step's count, streaming and bootstrap.
+// ConfigureStep takes the step's count, streaming and bootstrap, checked
+// against the kind's declaration.
 func (f *scaleBase) ConfigureStep(st Step, label string) error {
-	if bad := checkScaleStep(st); len(bad) > 0 {
-		return errors.New(strings.Join(bad, "; "))
-	}
 	f.step, f.label = st, label
 	return nil
 }

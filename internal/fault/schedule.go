@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/launcher"
 )
 
@@ -28,6 +29,46 @@ type Step struct {
 	Count       int
 	Streaming   string
 	NoBootstrap bool
+	// Params are parameters of the step's kind as text by name (a scenario
+	// step's params:); the fields above set the parameters of their names
+	// (hold, count, streaming, bootstrap) and win over Params. Every
+	// parameter is checked against the kind's declaration
+	// (Registry.CheckParams).
+	Params map[string]string
+	// Values are all the step's parameters, checked and parsed to their
+	// types. The executor sets them, and the fields above from them,
+	// before ConfigureStep.
+	Values kind.Values
+}
+
+// The step fields that are parameters of built-in kinds, by parameter name.
+const (
+	paramHold      = "hold"
+	paramCount     = "count"
+	paramStreaming = "streaming"
+	paramBootstrap = "bootstrap"
+)
+
+// rawParams gathers the parameters the step sets: Params, and the fields
+// that are not at their zero value.
+func (s Step) rawParams() map[string]any {
+	raw := make(map[string]any, len(s.Params)+4)
+	for k, v := range s.Params {
+		raw[k] = v
+	}
+	if s.Hold != 0 {
+		raw[paramHold] = s.Hold
+	}
+	if s.Count != 0 {
+		raw[paramCount] = s.Count
+	}
+	if s.Streaming != "" {
+		raw[paramStreaming] = s.Streaming
+	}
+	if s.NoBootstrap {
+		raw[paramBootstrap] = false
+	}
+	return raw
 }
 
 // String renders the step as in messages: "at 30s: kill leader as victim".
@@ -99,6 +140,11 @@ func (s Schedule) ValidateFor(reg *Registry, c *launcher.Cluster) error {
 		}
 		if !reg.Has(st.Action) {
 			bad(i, "unknown fault action %q (known: %s)", st.Action, strings.Join(reg.names(), ", "))
+		} else {
+			_, perrs := reg.CheckParams(st)
+			for _, e := range perrs {
+				bad(i, "%v", e)
+			}
 		}
 		if isClientAction(reg, st.Action) {
 			if st.Node != "" && st.Node != ClientNode {
@@ -107,16 +153,7 @@ func (s Schedule) ValidateFor(reg *Registry, c *launcher.Cluster) error {
 			if st.As != "" {
 				bad(i, "%s acts on no node, so there is nothing to bind with as %q", st.Action, st.As)
 			}
-			if st.Hold < 0 || st.Hold > MaxHold {
-				bad(i, "hold %v: allowed 0..%v", st.Hold, MaxHold)
-			}
 			continue
-		}
-		if st.Hold != 0 {
-			bad(i, "hold is a parameter of %s only, not of %s", ActionCrashClient, st.Action)
-		}
-		for _, msg := range checkScaleStep(st) {
-			bad(i, "%s", msg)
 		}
 		if isNodelessAction(reg, st.Action) {
 			if st.Node != "" {
@@ -217,6 +254,7 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 	}
 	type prepared struct {
 		f     Fault
+		k     kind.Kind
 		nodes []string
 	}
 	var done []prepared
@@ -225,7 +263,7 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 		defer cancel()
 		for i := len(done) - 1; i >= 0; i-- {
 			if err := done[i].f.Cleanup(cctx, t, done[i].nodes); err != nil {
-				t.emit(event.FaultError, joinNodes(done[i].nodes), fmt.Sprintf("cleanup of %s: %v", done[i].f.Name(), err), "")
+				t.emitFault(event.FaultError, done[i].k, joinNodes(done[i].nodes), fmt.Sprintf("cleanup of %s: %v", done[i].f.Name(), err), "")
 			}
 		}
 	}()
@@ -238,6 +276,7 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 		}
 		label := sched.label(i, r)
 		detail := st.detail()
+		k := reg.kindOf(st.Action)
 		f, err := reg.New(st.Action)
 		if err != nil { // validated above; only a registry changed meanwhile gets here
 			errs = append(errs, err)
@@ -246,17 +285,16 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 		stepErr := func(err error) {
 			errs = append(errs, fmt.Errorf("schedule step %d (%s): %w", i+1, st, err))
 		}
-		if c, ok := f.(StepConfigurer); ok {
-			if err := c.ConfigureStep(st, label); err != nil {
-				t.emit(event.FaultError, "", fmt.Sprintf("%s: %v", detail, err), label)
-				stepErr(err)
-				continue
-			}
+		if err := configure(reg, f, &st, label); err != nil {
+			t.emitFault(event.FaultError, k, "", fmt.Sprintf("%s: %v", detail, err), label)
+			stepErr(err)
+			continue
 		}
+		detail = st.detail() // with the parameters as configured
 		if !IsRepair(f) {
 			if err := t.WaitHealthy(ctx, fmt.Sprintf("before %s", detail)); err != nil {
 				if ctx.Err() == nil {
-					t.emit(event.FaultError, "", fmt.Sprintf("%s: %v; injecting anyway", detail, err), label)
+					t.emitFault(event.FaultError, k, "", fmt.Sprintf("%s: %v; injecting anyway", detail, err), label)
 					stepErr(err)
 				}
 			} else {
@@ -272,13 +310,13 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 			nodes, err = resolveFault(ctx, t, r, f, st.Node)
 		}
 		if err != nil {
-			t.emit(event.FaultError, "", fmt.Sprintf("%s: %v", detail, err), label)
+			t.emitFault(event.FaultError, k, "", fmt.Sprintf("%s: %v", detail, err), label)
 			stepErr(err)
 			continue
 		}
 		if st.As != "" {
 			if err := r.Bind(st.As, nodes); err != nil {
-				t.emit(event.FaultError, joinNodes(nodes), fmt.Sprintf("%s: %v", detail, err), label)
+				t.emitFault(event.FaultError, k, joinNodes(nodes), fmt.Sprintf("%s: %v", detail, err), label)
 				stepErr(err)
 				continue
 			}
@@ -286,9 +324,9 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 		if late := time.Since(at); late > lateNote {
 			t.emit(event.Note, joinNodes(nodes), fmt.Sprintf("%s fires %s after its scheduled time %s", detail, late.Round(time.Millisecond), st.At), label)
 		}
-		prepErr, err := execute(ctx, t, f, nodes, detail, label)
+		prepErr, err := execute(ctx, t, f, k, nodes, detail, label)
 		if !prepErr {
-			done = append(done, prepared{f, nodes})
+			done = append(done, prepared{f, k, nodes})
 		}
 		if err != nil {
 			stepErr(err)
@@ -331,10 +369,40 @@ func resolveNow(ctx context.Context, t *Cluster, r *Resolver, selector string) (
 	return r.Resolve(c, selector)
 }
 
-// execute runs one fault on nodes: Prepare, the start event, Inject, save,
-// WaitEffective, save, the done or error event. Each phase is bounded by
-// HealthTimeout. prepFailed reports that Prepare failed (nothing to clean up).
-func execute(ctx context.Context, t *Cluster, f Fault, nodes []string, detail, label string) (prepFailed bool, err error) {
+// configure checks the parameters of step st against its kind, sets
+// st.Values and hands the step to f if f takes parameters (StepConfigurer).
+func configure(reg *Registry, f Fault, st *Step, label string) error {
+	vals, perrs := reg.CheckParams(*st)
+	if len(perrs) > 0 {
+		return paramErrs(perrs)
+	}
+	if vals != nil { // a kind without a description takes the fields as they are
+		st.Values = vals
+		st.Hold, st.Count, st.Streaming = vals.Duration(paramHold), vals.Int(paramCount), vals.String(paramStreaming)
+		if b, set := vals.Bool(paramBootstrap); set {
+			st.NoBootstrap = !b
+		}
+	}
+	if c, ok := f.(StepConfigurer); ok {
+		return c.ConfigureStep(*st, label)
+	}
+	return nil
+}
+
+// paramErrs joins parameter errors into one.
+func paramErrs(perrs []*kind.ParamError) error {
+	errs := make([]error, len(perrs))
+	for i, e := range perrs {
+		errs[i] = e
+	}
+	return errors.Join(errs...)
+}
+
+// execute runs one fault of kind k on nodes: Prepare, the start event,
+// Inject, save, WaitEffective, save, the done or error event (each with k's
+// action and family). Each phase is bounded by HealthTimeout. prepFailed
+// reports that Prepare failed (nothing to clean up).
+func execute(ctx context.Context, t *Cluster, f Fault, k kind.Kind, nodes []string, detail, label string) (prepFailed bool, err error) {
 	startKind, doneKind := event.FaultInject, event.FaultInjected
 	if IsRepair(f) {
 		startKind, doneKind = event.FaultRestore, event.FaultRestored
@@ -354,7 +422,7 @@ func execute(ctx context.Context, t *Cluster, f Fault, nodes []string, detail, l
 		return fn(pctx, t, nodes)
 	}
 	fail := func(err error) error {
-		t.emit(event.FaultError, node, fmt.Sprintf("%s: %v", detail, err), label)
+		t.emitFault(event.FaultError, k, node, fmt.Sprintf("%s: %v", detail, err), label)
 		return fmt.Errorf("%s%s: %w", detail, on, err)
 	}
 	if err := refuseOnHosts(t, f); err != nil {
@@ -363,7 +431,7 @@ func execute(ctx context.Context, t *Cluster, f Fault, nodes []string, detail, l
 	if err := phase(f.Prepare); err != nil {
 		return true, fail(fmt.Errorf("prepare: %w", err))
 	}
-	t.emit(startKind, node, detail, label)
+	t.emitFault(startKind, k, node, detail, label)
 	ierr := phase(f.Inject)
 	serr := t.Persist()
 	werr := phase(f.WaitEffective)
@@ -373,7 +441,7 @@ func execute(ctx context.Context, t *Cluster, f Fault, nodes []string, detail, l
 	if err := errors.Join(ierr, werr); err != nil {
 		return false, errors.Join(fail(err), serr)
 	}
-	t.emit(doneKind, node, detail, label)
+	t.emitFault(doneKind, k, node, detail, label)
 	if serr != nil {
 		t.emit(event.Note, node, serr.Error(), label)
 	}
@@ -404,11 +472,11 @@ func RestoreAll(ctx context.Context, t *Cluster) error {
 	var errs []error
 	errs = append(errs, healNetwork(ctx, t, label))
 	if len(toResume) > 0 {
-		_, err := execute(ctx, t, &resumeFault{}, toResume, "resume "+joinNodes(toResume), label)
+		_, err := execute(ctx, t, &resumeFault{}, builtinKind(ActionResume), toResume, "resume "+joinNodes(toResume), label)
 		errs = append(errs, err)
 	}
 	if len(toStart) > 0 {
-		_, err := execute(ctx, t, &startFault{}, toStart, "start "+joinNodes(toStart), label)
+		_, err := execute(ctx, t, &startFault{}, builtinKind(ActionStart), toStart, "start "+joinNodes(toStart), label)
 		errs = append(errs, err)
 	}
 	if err := t.WaitHealthy(ctx, "after restoring every node"); err != nil {
@@ -434,6 +502,13 @@ func ErrClientFaultOutsideLoad(action Action) error {
 // Run and saves the state. It does not wait for health first and does not
 // call Cleanup (the fault stays in place). It returns the resolved nodes.
 func Apply(ctx context.Context, t *Cluster, reg *Registry, action Action, selector string) ([]string, error) {
+	return ApplyStep(ctx, t, reg, Step{Action: action, Node: selector})
+}
+
+// ApplyStep is Apply with the step's parameters (Params, or the fields of
+// the built-in kinds' parameters), checked as a schedule's are.
+func ApplyStep(ctx context.Context, t *Cluster, reg *Registry, st Step) ([]string, error) {
+	action, selector := st.Action, st.Node
 	f, err := reg.New(action)
 	if err != nil {
 		return nil, err
@@ -441,13 +516,20 @@ func Apply(ctx context.Context, t *Cluster, reg *Registry, action Action, select
 	if IsClientFault(f) {
 		return nil, ErrClientFaultOutsideLoad(action)
 	}
+	if _, perrs := reg.CheckParams(st); len(perrs) > 0 {
+		return nil, fmt.Errorf("%s: %w", action, paramErrs(perrs))
+	}
 	var nodes []string
 	if !isNodeless(f) {
 		nodes, err = resolveFault(ctx, t, newTimeResolver(), f, selector)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", action, selector, err)
 		}
+		st.Node = joinNodes(nodes) // what it acts on, in the fault's own messages
 	}
-	_, err = execute(ctx, t, f, nodes, fmt.Sprintf("%s %s", action, selector), "")
+	if err := configure(reg, f, &st, ""); err != nil {
+		return nil, fmt.Errorf("%s: %w", action, err)
+	}
+	_, err = execute(ctx, t, f, reg.kindOf(action), nodes, fmt.Sprintf("%s %s", action, selector), "")
 	return nodes, err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/launcher"
 )
 
@@ -270,4 +271,78 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestRegistryKinds: every built-in fault has its description in package
+// kind and agrees with it, and every built-in description has a fault.
+func TestRegistryKinds(t *testing.T) {
+	reg := NewRegistry()
+	restores := map[string]bool{}
+	for _, n := range reg.Kinds().Names() {
+		k, _ := reg.Kinds().Lookup(n)
+		for _, r := range k.Restores {
+			restores[r] = true
+		}
+	}
+	for _, a := range reg.Names() {
+		t.Run(string(a), func(t *testing.T) {
+			k, ok := reg.Kind(a)
+			if !ok || k.Family == "" {
+				t.Fatalf("no description (%+v)", k)
+			}
+			f, err := reg.New(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Name() != a {
+				t.Errorf("the fault calls itself %q", f.Name())
+			}
+			if IsRepair(f) != restores[string(a)] {
+				t.Errorf("repairs %v, but being a kind's restore is %v", IsRepair(f), restores[string(a)])
+			}
+			if IsRepair(f) && len(k.Restores) > 0 {
+				t.Errorf("a repair with restores %v", k.Restores)
+			}
+			if IsClientFault(f) != (k.Family == kind.Client) {
+				t.Errorf("acts on the client %v, family %s", IsClientFault(f), k.Family)
+			}
+		})
+	}
+	if got, want := len(reg.Kinds().Names()), len(reg.Names()); got != want {
+		t.Errorf("%d descriptions for %d faults", got, want)
+	}
+}
+
+// TestFaultEventsCarryKind: fault-inject ... fault-error events carry the
+// action and family of their kind, the other events none.
+func TestFaultEventsCarryKind(t *testing.T) {
+	tg, fl := fakeTarget(t, etcdRoles())
+	reg := recRegistry(fl, &recLog{})
+	sched := Schedule{
+		{At: 0, Action: ActionKill, Node: "leader", As: "victim"},
+		{At: 10 * time.Millisecond, Action: ActionStart, Node: "victim"},
+		{At: 20 * time.Millisecond, Action: ActionPause, Node: "n1"},
+		{At: 30 * time.Millisecond, Action: ActionResume, Node: "n1"},
+		{At: 40 * time.Millisecond, Action: "broken", Node: "n3"},
+	}
+	_ = Run(context.Background(), time.Now(), sched, tg, reg, NewResolver(nil)) // "broken" fails
+	want := map[string]string{"kill": "process", "start": "process", "pause": "pause", "resume": "pause", "broken": ""}
+	seen := map[string]int{}
+	for _, e := range tg.Events.Events() {
+		switch e.Kind {
+		case event.FaultInject, event.FaultInjected, event.FaultRestore, event.FaultRestored, event.FaultError:
+			fam, ok := want[e.Action]
+			if !ok || e.Family != fam || !strings.HasPrefix(e.Detail, e.Action) {
+				t.Errorf("%s %q: action %q family %q", e.Kind, e.Detail, e.Action, e.Family)
+			}
+			seen[e.Kind]++
+		default:
+			if e.Action != "" || e.Family != "" {
+				t.Errorf("%s event with action %q family %q", e.Kind, e.Action, e.Family)
+			}
+		}
+	}
+	if seen[event.FaultInject] != 3 || seen[event.FaultRestored] != 2 || seen[event.FaultError] == 0 {
+		t.Errorf("fault events %v", seen)
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/outcome"
 )
@@ -44,20 +45,18 @@ func classColor(c outcome.Class) rgba {
 	return rgb(0x7f7f7f).solid()
 }
 
-// faultColor is the band colour of a fault kind: process faults red, pauses
-// orange, network faults purple, anything else grey.
-func faultColor(action string) rgba {
-	switch strings.ToLower(action) {
-	case "kill", "stop", "crash", "shutdown", "restart", "start":
-		return rgb(0xd62728).solid()
-	case "pause", "resume":
-		return rgb(0xff7f0e).solid()
-	case "partition", "isolate", "delay", "loss", "heal":
-		return rgb(0x9467bd).solid()
-	case "add-node", "remove-node":
-		return rgb(0x17becf).solid()
+// faultColor is the band colour of a fault's action: its kind's colour in
+// kinds (internal/fault/kind), grey for an action no kind has.
+func faultColor(kinds *kind.Registry, action string) rgba {
+	return rgb(kinds.Color(action)).solid()
+}
+
+// faultKinds are the fault kinds r's faults are labelled and coloured by.
+func (r *Run) faultKinds() *kind.Registry {
+	if r.Kinds != nil {
+		return r.Kinds
 	}
-	return rgb(0x7f7f7f).solid()
+	return kind.Builtin()
 }
 
 // eventColor is the marker colour of an event kind.
@@ -171,6 +170,12 @@ func faultLabel(f analyze.Fault) string {
 	return strings.TrimSpace(f.Action + " " + f.Node)
 }
 
+// faultSpanLabel names a fault in its span and figure: its kind's label
+// (the action for every built-in kind) and its nodes.
+func faultSpanLabel(kinds *kind.Registry, f analyze.Fault) string {
+	return strings.TrimSpace(kinds.Label(f.Action) + " " + f.Node)
+}
+
 // faultTitle is a fault's hover text.
 func faultTitle(i int, f analyze.Fault, end time.Duration) string {
 	var b strings.Builder
@@ -200,13 +205,14 @@ type decorations struct {
 
 func runDecorations(r *Run) decorations {
 	var d decorations
+	kinds := r.faultKinds()
 	for i, f := range r.RunFaults() {
 		to := r.End
 		if f.Restored() && f.RestoreAt < r.End {
 			to = f.RestoreAt
 		}
-		d.spans = append(d.spans, spanSpec{From: f.At.Seconds(), To: to.Seconds(), Label: faultLabel(f),
-			Title: faultTitle(i, f, r.End), Color: faultColor(f.Action)})
+		d.spans = append(d.spans, spanSpec{From: f.At.Seconds(), To: to.Seconds(), Label: faultSpanLabel(kinds, f),
+			Title: faultTitle(i, f, r.End), Color: faultColor(kinds, f.Action)})
 	}
 	if r.Warmup > 0 {
 		d.shades = append(d.shades, spanSpec{From: 0, To: r.Warmup.Seconds(), Label: "warm-up",
@@ -318,7 +324,7 @@ func faultFigure(r *Run, s *series, d decorations, i int, f analyze.Fault, tpAll
 	from := max(0, f.At-margin)
 	to := min(r.End, end+margin)
 	id := fmt.Sprintf("fault-%d", i+1)
-	title := fmt.Sprintf("Fault %d: %s at %s s", i+1, faultLabel(f), fnum(f.At.Seconds(), 1))
+	title := fmt.Sprintf("Fault %d: %s at %s s", i+1, faultSpanLabel(r.faultKinds(), f), fnum(f.At.Seconds(), 1))
 	if f.Restored() && f.RestoreAt < r.End {
 		title += fmt.Sprintf(", %s at %s s", f.RestoreAction, fnum(f.RestoreAt.Seconds(), 1))
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/rundir"
 )
@@ -37,7 +38,10 @@ type Run struct {
 	Analysis *analyze.Report
 	// Faults are the faults drawn as spans: those of Analysis (faults
 	// injected after the last window are left out).
-	Faults  []analyze.Fault
+	Faults []analyze.Fault
+	// Kinds are the fault kinds the faults are labelled and coloured by;
+	// nil: the built-in ones (kind.Builtin).
+	Kinds   *kind.Registry
 	Clients []Client    // clients.csv
 	Env     *rundir.Env // env.json; nil when missing
 

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/fault"
-	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 	"gopkg.in/yaml.v3"
 )
 
@@ -116,12 +116,25 @@ type Step struct {
 	Count     int    `yaml:"count,omitempty"`
 	Streaming string `yaml:"streaming,omitempty"`
 	Bootstrap *bool  `yaml:"bootstrap,omitempty"`
+	// Params are the parameters of other fault kinds, by name
+	// (docs/faults.md); each kind declares its own.
+	Params map[string]string `yaml:"params,omitempty"`
 }
 
 // FaultStep returns the step as the fault package runs it.
 func (st Step) FaultStep() fault.Step {
-	return fault.Step{At: st.At.D(), Action: fault.Action(st.Fault), Node: st.Node, As: st.As, Label: st.Label, Hold: st.Hold.D(),
+	fs := fault.Step{At: st.At.D(), Action: fault.Action(st.Fault), Node: st.Node, As: st.As, Label: st.Label, Hold: st.Hold.D(),
 		Count: st.Count, Streaming: st.Streaming, NoBootstrap: st.Bootstrap != nil && !*st.Bootstrap}
+	if len(st.Params) > 0 || (st.Bootstrap != nil && *st.Bootstrap) {
+		fs.Params = make(map[string]string, len(st.Params)+1)
+		for k, v := range st.Params {
+			fs.Params[k] = v
+		}
+		if st.Bootstrap != nil && *st.Bootstrap {
+			fs.Params["bootstrap"] = "true" // set, so checked against the kind like false
+		}
+	}
+	return fs
 }
 
 // Analysis holds the metric parameters (docs/metrics.md).
@@ -492,44 +505,40 @@ func (s *Scenario) Validate() error {
 			bad("schedule", "failover needs steady > 0, down > 0 and after >= 0")
 		}
 	}
+	freg := fault.NewRegistry()
 	for i, st := range s.Schedule.Steps {
-		if st.Fault == "" {
-			bad(fmt.Sprintf("schedule[%d].fault", i), "required")
-		}
+		field := func(name string) string { return fmt.Sprintf("schedule[%d].%s", i, name) }
+		action := fault.Action(st.Fault)
 		switch {
-		case st.Fault == string(fault.ActionCrashClient):
-			if st.Node != "" && st.Node != "client" {
-				bad(fmt.Sprintf("schedule[%d].node", i), "%q: %s acts on the load's client, not on a cluster node; leave node out (or write client)", st.Node, fault.ActionCrashClient)
+		case st.Fault == "":
+			bad(field("fault"), "required")
+		case freg.ActsOnClient(action):
+			if st.Node != "" && st.Node != fault.ClientNode {
+				bad(field("node"), "%q: %s acts on the load's client, not on a cluster node; leave node out (or write %s)", st.Node, st.Fault, fault.ClientNode)
 			}
 			if st.As != "" {
-				bad(fmt.Sprintf("schedule[%d].as", i), "%s acts on no node, so there is nothing to bind", fault.ActionCrashClient)
+				bad(field("as"), "%s acts on no node, so there is nothing to bind", st.Fault)
 			}
-			if st.Hold.D() > fault.MaxHold {
-				bad(fmt.Sprintf("schedule[%d].hold", i), "%v: allowed 0..%v", st.Hold.D(), fault.MaxHold)
-			}
-		case st.Hold != 0:
-			bad(fmt.Sprintf("schedule[%d].hold", i), "only %s takes hold, not %q", fault.ActionCrashClient, st.Fault)
-		case st.Fault == string(fault.ActionAddNode):
+		case freg.Nodeless(action):
 			if st.Node != "" {
-				bad(fmt.Sprintf("schedule[%d].node", i), "%q: %s starts new nodes and acts on no existing one; leave node out (count says how many)", st.Node, fault.ActionAddNode)
-			}
-			if st.Count < 0 || st.Count > fault.MaxScaleCount {
-				bad(fmt.Sprintf("schedule[%d].count", i), "%d: allowed 1..%d (leave it out for 1)", st.Count, fault.MaxScaleCount)
+				bad(field("node"), "%q: %s acts on no existing node (it starts new ones); leave node out", st.Node, st.Fault)
 			}
 		case st.Node == "":
-			bad(fmt.Sprintf("schedule[%d].node", i), "required (a name like n1, leader, primary, replica, random, any:N, or an `as` name)")
+			bad(field("node"), "required (a name like n1, leader, primary, replica, random, any:N, or an `as` name)")
 		}
-		if st.Fault != string(fault.ActionAddNode) && st.Fault != string(fault.ActionRemoveNode) {
-			for _, f := range []struct {
-				name string
-				set  bool
-			}{{"count", st.Count != 0}, {"streaming", st.Streaming != ""}, {"bootstrap", st.Bootstrap != nil}} {
-				if f.set {
-					bad(fmt.Sprintf("schedule[%d].%s", i, f.name), "only %s and %s take %s, not %q", fault.ActionAddNode, fault.ActionRemoveNode, f.name, st.Fault)
+		// the parameters, checked by the kind's own declaration (an
+		// action the registry does not know is the runner's to report)
+		_, perrs := freg.CheckParams(st.FaultStep())
+		for _, e := range perrs {
+			if e.Err == nil && len(e.Takers) > 0 {
+				verb := "takes"
+				if len(e.Takers) > 1 {
+					verb = "take"
 				}
+				bad(field(paramField(st, e.Param)), "only %s %s %s, not %q", kind.Enumerate(e.Takers), verb, e.Param, st.Fault)
+				continue
 			}
-		} else if _, err := launcher.ParseStreaming(st.Streaming); err != nil {
-			bad(fmt.Sprintf("schedule[%d].streaming", i), "%v", err)
+			bad(field(paramField(st, e.Param)), "%v", e)
 		}
 	}
 	known := map[string]bool{}
@@ -552,6 +561,15 @@ func (s *Scenario) Validate() error {
 		errs = append(errs, s.Sweep.validate(s)...)
 	}
 	return errors.Join(errs...)
+}
+
+// paramField is the field of step st a fault parameter was written in:
+// params.NAME, or the step's own field of that name.
+func paramField(st Step, name string) string {
+	if _, ok := st.Params[name]; ok {
+		return "params." + name
+	}
+	return name
 }
 
 // Resolve fills defaults: threads, window, warm-up, calibration, the
@@ -578,15 +596,16 @@ func (s *Scenario) Resolve(defaultNode string) {
 	}
 	if f := s.Schedule.Failover; f != nil {
 		if f.Fault == "" {
-			f.Fault = "kill"
+			f.Fault = string(fault.ActionKill)
 		}
 		if f.Node == "" {
 			f.Node = defaultNode
 		}
-		if f.Restore == "" {
-			f.Restore = "start"
-			if f.Fault == "pause" {
-				f.Restore = "resume"
+		if f.Restore == "" { // the action that undoes the fault: start after kill, resume after pause
+			if rs := fault.NewRegistry().Restores(fault.Action(f.Fault)); len(rs) > 0 {
+				f.Restore = string(rs[0])
+			} else {
+				f.Restore = string(fault.ActionStart)
 			}
 		}
 		s.Schedule.Steps = []Step{

@@ -65,6 +65,8 @@ func TestLayers(t *testing.T) {
 		{[]string{"internal/fault"}, []string{"internal/driver", "internal/targets"}, "faults act on clusters; client faults through fault's own interface"},
 		{[]string{"internal/remote"}, []string{"internal/driver", "internal/launcher", "internal/targets", "internal/experiment", "internal/distrib"},
 			"remote is the SSH transport: it knows hosts and commands, not databases"},
+		{[]string{"internal/fault/kind"}, []string{"internal/driver", "internal/launcher", "internal/runner", "internal/experiment", "internal/targets", "internal/clusterctl"},
+			"fault kinds are described for analysis and reports, which must not pull in what breaks clusters"},
 		{[]string{"internal/report"}, []string{"internal/driver", "internal/launcher", "internal/clusterctl", "internal/runner", "internal/experiment", "internal/targets"},
 			"a report re-renders from the run directory's files alone"},
 	}

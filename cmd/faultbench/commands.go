@@ -383,19 +383,14 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 		} else {
 			*replicas = -1
 		}
-		known := map[string]bool{clusterctl.OptNet: true} // every launcher's network (--net)
-		for _, k := range t.LauncherOptions {
-			known[k] = true
-		}
 		for _, kv := range opts {
 			k, v, ok := strings.Cut(kv, "=")
 			k = strings.TrimSpace(k)
 			if !ok || k == "" {
 				return usagef("-o %q: expected key=value", kv)
 			}
-			if !known[k] {
-				allowed := strings.Join(append(append([]string(nil), t.LauncherOptions...), clusterctl.OptNet), ", ")
-				return usagef("-o %s: unknown launcher option for %s (allowed: %s; see %s)", kv, kind, allowed, t.Docs)
+			if err := t.CheckOptionKey(k); err != nil {
+				return usagef("-o %s: %v", kv, err)
 			}
 			o[k] = v
 		}

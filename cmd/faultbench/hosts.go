@@ -69,19 +69,13 @@ func openNodeHosts(path string, acceptNew bool) (*sshhost.NodeHosts, error) {
 	})
 }
 
-// hostsKinds are the targets whose launcher runs nodes on inventory hosts.
-var hostsKinds = []string{"etcd"}
-
 // nodeHostsFor sets up `cluster up KIND --hosts FILE`: the inventory's
 // node hosts (the first nodes of them when nodes > 0) as env.Remote and the
-// spec's Hosts.
-func nodeHostsFor(kind, file string, acceptNew bool, nodes int, nodesWhat string, env *launcher.Env, spec *launcher.Spec) error {
-	supported := false
-	for _, k := range hostsKinds {
-		supported = supported || k == kind
-	}
-	if !supported {
-		return usagef("--hosts: %s nodes cannot run on inventory hosts yet (supported: %s)", kind, strings.Join(hostsKinds, ", "))
+// spec's Hosts, for a kind whose entry says its nodes run on hosts
+// (targets.Target.NodeHosts).
+func (a *app) nodeHostsFor(kind, file string, acceptNew bool, nodes int, nodesWhat string, env *launcher.Env, spec *launcher.Spec) error {
+	if t, err := a.targets.Get(kind); err != nil || !t.NodeHosts {
+		return usagef("--hosts: %s nodes cannot run on inventory hosts yet (supported: %s)", kind, strings.Join(a.targets.OnNodeHosts(), ", "))
 	}
 	hs, err := openNodeHosts(file, acceptNew)
 	if err != nil {
@@ -228,7 +222,7 @@ func (a *app) upOnHosts(kind, file string, acceptNew bool, set map[string]bool, 
 	if set["nodes"] {
 		nodes = spec.Nodes
 	}
-	return nodeHostsFor(kind, file, acceptNew, nodes, "--nodes", env, spec)
+	return a.nodeHostsFor(kind, file, acceptNew, nodes, "--nodes", env, spec)
 }
 
 // scenarioOnHosts implements `scenario X --nodes-from FILE`: the scenario's
@@ -242,7 +236,7 @@ func (a *app) scenarioOnHosts(ctx context.Context, sc *scenario.Scenario, file, 
 	}
 	env := &launcher.Env{}
 	spec := launcher.Spec{Nodes: sc.Target.Nodes}
-	if err := nodeHostsFor(sc.Target.Kind, inventory, false, sc.Target.Nodes, "target.nodes", env, &spec); err != nil {
+	if err := a.nodeHostsFor(sc.Target.Kind, inventory, false, sc.Target.Nodes, "target.nodes", env, &spec); err != nil {
 		return err
 	}
 	if sc.Target.Replicas != nil && *sc.Target.Replicas > 0 {

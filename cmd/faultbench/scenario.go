@@ -204,37 +204,21 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	m := newManager(*stateDir, env, a)
-	name := *cname
-	if name == "" {
-		cs, _ := m.Store.List()
-		var running []string
-		for _, c := range cs {
-			if len(c.RunningNodes()) > 0 || c.Detached {
-				running = append(running, c.Name)
-			}
-		}
-		switch len(running) {
-		case 0:
-			return errors.New("no cluster is running: start one with `faultbench cluster up etcd`")
-		case 1:
-			name = running[0]
-		default:
-			return usagef("several clusters are recorded (%s): choose one with --cluster", strings.Join(running, ", "))
-		}
+	c, err := m.Choose(*cname)
+	var amb *clusterctl.AmbiguousError
+	if errors.As(err, &amb) {
+		return usageError{msg: err.Error()}
+	} else if err != nil {
+		return err
 	}
-	c, err := m.Load(name)
+	t, err := m.FaultCluster(c, nil, *timeout)
 	if err != nil {
 		return err
 	}
-	l, err := m.Launcher(c)
-	if err != nil {
-		return err
-	}
-	t := &fault.Cluster{Launcher: l, Env: env, Cluster: c, Save: m.Save, HealthTimeout: *timeout}
 	fctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	if *wholeNode {
-		if pos[1], err = wholeNodeSelector(fctx, l, c, pos[1]); err != nil {
+		if pos[1], err = m.WholeNodeSelector(fctx, c, pos[1]); err != nil {
 			return err
 		}
 	}

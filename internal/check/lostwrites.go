@@ -35,12 +35,14 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/analyze"
+	"github.com/faultbench/faultbench/internal/lwtag"
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/workload"
 )
 
-// TagField is the field every tracked write carries its tag in.
-const TagField = "fbtag"
+// TagField is the field every tracked write carries its tag in; drivers
+// that must know it import the leaf package lwtag instead of check.
+const TagField = lwtag.Field
 
 const (
 	tagLen   = 15 // wwww:ssssssssss (hex)

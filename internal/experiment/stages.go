@@ -78,18 +78,13 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	for i, st := range sc.Schedule.Steps {
 		r.steps[i] = st.FaultStep()
 	}
-	known := map[string]bool{clusterctl.OptNet: true}
-	for _, k := range tgt.LauncherOptions {
-		known[k] = true
-	}
 	for k := range sc.Target.Options {
-		if !known[k] {
+		if err := tgt.CheckOptionKey(k); err != nil {
 			where := sc.Source("target.options." + k)
 			if where == "" {
 				where = s.File
 			}
-			return nil, &InvalidError{Err: fmt.Errorf("%s: field target.options.%s: unknown launcher option for %s (allowed: %s; see %s)",
-				where, k, tgt.Kind, strings.Join(append(append([]string(nil), tgt.LauncherOptions...), clusterctl.OptNet), ", "), tgt.Docs)}
+			return nil, &InvalidError{Err: fmt.Errorf("%s: field target.options.%s: %w", where, k, err)}
 		}
 	}
 	// option values, each blamed on where it was set; then together
@@ -257,7 +252,9 @@ func (r *scenarioRun) up(ctx context.Context) error {
 			return err
 		}
 	}
-	r.faults = &fault.Cluster{Launcher: r.tgt.Launcher, Env: lenv, Cluster: c, Events: r.run.Events, Save: r.manager.Save, HealthTimeout: r.tgt.UpTimeout}
+	if r.faults, err = r.manager.FaultCluster(c, r.run.Events, 0); err != nil {
+		return err
+	}
 	r.run.Events.Emit(event.ClusterHealthy, strings.Join(c.NodeNames(), ","), "cluster up")
 	return nil
 }

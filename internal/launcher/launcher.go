@@ -173,37 +173,6 @@ type RecoveryReporter interface {
 	Recoveries(ctx context.Context, c *Cluster) ([]Recovery, error)
 }
 
-// Registry maps kinds to launchers.
-type Registry struct{ m map[string]Launcher }
-
-// NewRegistry returns a registry holding ls.
-func NewRegistry(ls ...Launcher) *Registry {
-	r := &Registry{m: map[string]Launcher{}}
-	for _, l := range ls {
-		r.m[l.Kind()] = l
-	}
-	return r
-}
-
-// Get returns the launcher of kind.
-func (r *Registry) Get(kind string) (Launcher, error) {
-	l, ok := r.m[kind]
-	if !ok {
-		return nil, fmt.Errorf("no launcher for target %q (faultbench can start: %s)", kind, strings.Join(r.Kinds(), ", "))
-	}
-	return l, nil
-}
-
-// Kinds lists the kinds, sorted.
-func (r *Registry) Kinds() []string {
-	var out []string
-	for k := range r.m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // NewCluster returns the record of a new cluster of kind (no nodes yet)
 // owned by this process: named spec.Name (default: the kind), rooted at
 // dir (temp: faultbench created it), with the launcher's resolved options.

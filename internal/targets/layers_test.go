@@ -2,6 +2,7 @@ package targets
 
 import (
 	"go/build"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -62,6 +63,9 @@ func TestLayers(t *testing.T) {
 			[]string{"internal/driver", "internal/launcher", "internal/targets"}, "measurement and analysis are database-agnostic"},
 		{[]string{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra"},
 			[]string{"internal/launcher", "internal/targets", "internal/experiment"}, "a driver talks to a database, it does not start one"},
+		{[]string{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra"},
+			[]string{"internal/check", "internal/runner", "internal/workload", "internal/measure"},
+			"a driver is a client: the checks and the load are built on it, not in it (the lost-write tag field is in internal/lwtag)"},
 		{[]string{"internal/fault"}, []string{"internal/driver", "internal/targets"}, "faults act on clusters; client faults through fault's own interface"},
 		{[]string{"internal/remote"}, []string{"internal/driver", "internal/launcher", "internal/targets", "internal/experiment", "internal/distrib"},
 			"remote is the SSH transport: it knows hosts and commands, not databases"},
@@ -81,6 +85,22 @@ func TestLayers(t *testing.T) {
 			})
 		}
 	}
+	t.Run("cmd/faultbench", func(t *testing.T) {
+		// the kinds reach the command line through the registry only; the
+		// one exception sets go-redis's process-wide logger in main
+		bp, err := build.ImportDir(filepath.Join("..", "..", "cmd", "faultbench"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := []string{"internal/driver/etcd", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra",
+			"internal/launcher/etcd", "internal/launcher/redis", "internal/launcher/txkv", "internal/launcher/postgresha",
+			"internal/launcher/galera", "internal/launcher/cassandra", "internal/check", "internal/measure"}
+		for _, imp := range bp.Imports {
+			if rel, ok := strings.CutPrefix(imp, module); ok && under(rel, kinds...) {
+				t.Errorf("cmd/faultbench imports %s: the command line builds a spec and calls one package; kinds come from internal/targets", rel)
+			}
+		}
+	})
 	t.Run("internal/txkv", func(t *testing.T) {
 		for _, sub := range []string{"internal/txkv/coord", "internal/txkv/server", "internal/txkv/client"} {
 			for _, imp := range internalImports(t, sub) {
@@ -90,4 +110,92 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	})
+}
+
+// layers orders the packages from the leaves up (docs/architecture.md,
+// "Layers"): a package imports only packages of lower layers, or of its
+// own tree (internal/driver/etcd imports internal/driver). A package not
+// listed takes the layer of its nearest listed parent directory.
+var layers = [][]string{
+	{"internal/outcome", "internal/properties", "internal/lwtag", "internal/texttable", "internal/netns", "internal/event", "internal/k8s", "internal/txkv", "workloads", "scenarios"},
+	{"internal/driver", "internal/launcher", "internal/measure", "internal/workload", "internal/remote"},
+	{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra",
+		"internal/launcher/etcd", "internal/launcher/redis", "internal/launcher/txkv", "internal/launcher/postgresha",
+		"internal/launcher/galera", "internal/launcher/cassandra", "internal/launcher/sshhost",
+		"internal/analyze", "internal/runner", "internal/fault"},
+	{"internal/targets", "internal/check", "internal/scenario", "internal/live"},
+	{"internal/clusterctl", "internal/rundir"},
+	{"internal/report"},
+	{"internal/experiment"},
+	{"internal/distrib", "internal/sweep", "internal/upb"},
+	{"cmd/faultbench", "bench/etcdloop", "scripts/testskips"},
+}
+
+// layerOf returns p's layer and the listed package it is counted as, or
+// -1 when neither p nor a parent directory is listed.
+func layerOf(p string) (int, string) {
+	for q := p; q != "." && q != ""; q = filepath.Dir(q) {
+		for i, ps := range layers {
+			for _, l := range ps {
+				if l == q {
+					return i, l
+				}
+			}
+		}
+	}
+	return -1, ""
+}
+
+// TestNoUpwardImports: no package imports one of its own layer (outside
+// its tree) or above; with the layers a total order, there is no import
+// cycle between the trees either.
+func TestNoUpwardImports(t *testing.T) {
+	for _, ps := range layers {
+		for _, p := range ps {
+			if _, err := build.ImportDir(filepath.Join("..", "..", p), 0); err != nil {
+				t.Errorf("layers lists %s: %v", p, err)
+			}
+		}
+	}
+	var pkgs []string
+	err := filepath.WalkDir(filepath.Join("..", ".."), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join("..", ".."), path)
+		if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || rel == "docs") {
+			return filepath.SkipDir
+		}
+		if bp, err := build.ImportDir(path, 0); err == nil && len(bp.GoFiles) > 0 {
+			pkgs = append(pkgs, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < len(layers) {
+		t.Fatalf("found %d packages under the module root: %v", len(pkgs), pkgs)
+	}
+	for _, p := range pkgs {
+		lp, as := layerOf(p)
+		if lp < 0 {
+			t.Logf("%s has no layer (add it to layers and to docs/architecture.md)", p)
+			continue
+		}
+		bp, _ := build.ImportDir(filepath.Join("..", "..", p), 0)
+		for _, imp := range bp.Imports {
+			rel, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			li, ias := layerOf(rel)
+			if li < 0 || ias == as || strings.HasPrefix(ias, as+"/") || strings.HasPrefix(as, ias+"/") {
+				continue
+			}
+			if li >= lp {
+				t.Errorf("%s (layer %d, as %s) imports %s (layer %d, as %s): an import goes down the layers", p, lp, as, rel, li, ias)
+			}
+		}
+	}
 }

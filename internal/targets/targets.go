@@ -4,14 +4,18 @@
 // faultbench can start it), how its clusters are sized and named, which node
 // a failure hits by default, how the Under Pressure Benchmark realises a
 // fault-tolerance index K on it, its property prefix, its launcher option
-// keys and its help text. Adding a target is a driver package, a launcher
-// package and one entry in Builtin; nothing else switches on a kind.
+// keys (checked here, once, for `cluster up -o` and scenarios alike),
+// whether its nodes run on inventory hosts, what its whole node is, and its
+// help text. Adding a target is a driver package, a launcher package and
+// one entry in Entries; the command line, scenarios, faults and the Under
+// Pressure Benchmark ask the entry instead of naming a kind.
 package targets
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +34,7 @@ import (
 	"github.com/faultbench/faultbench/internal/launcher/postgresha"
 	redislauncher "github.com/faultbench/faultbench/internal/launcher/redis"
 	txkvlauncher "github.com/faultbench/faultbench/internal/launcher/txkv"
+	"github.com/faultbench/faultbench/internal/netns"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
@@ -72,6 +77,15 @@ type Target struct {
 	// OptionFlags are `cluster up` flags that set a launcher option of
 	// this kind (cassandra's --rf for cassandra.rf).
 	OptionFlags []OptionFlag
+	// NodeHosts says the launcher can run this kind's nodes on the node
+	// hosts of an inventory, one node per host, over SSH (`cluster up
+	// --hosts`, `scenario --nodes-from`; docs/distributed.md).
+	NodeHosts bool
+	// WholeNode names the node that stands for the whole machine of node
+	// (`fault ... --whole-node`): on postgres-ha nK (a postgres server
+	// alone) is nK-keeper (pg_autoctl and its postgres). Nil: every node is
+	// one process, the whole node already.
+	WholeNode func(c *launcher.Cluster, node string) string
 	// UpTimeout is how long starting a cluster, and each wait for health
 	// or a restarted node during faults, may take (0: DefaultUpTimeout for
 	// starting, the fault package's default for the rest); JVM-based kinds
@@ -173,6 +187,7 @@ func Entries() []*Target {
 			EndpointKey:     "etcd.endpoints",
 			PropertyPrefix:  "etcd.",
 			DefaultVictim:   "leader",
+			NodeHosts:       true,
 			Size: Sizing{
 				Nodes: 3, NodesAre: "members",
 				FaultTolerance: func(n, _ int) int { return (n - 1) / 2 },
@@ -239,6 +254,7 @@ func Entries() []*Target {
 			PropertyPrefix:  "postgres.",
 			Connect:         postgresha.Connect,
 			DefaultVictim:   "primary",
+			WholeNode:       postgresKeeper,
 			// a data node that was the primary rejoins through pg_rewind or
 			// a base backup from the new primary: minutes under load (the
 			// launcher's wait follows its progress and fails early when it
@@ -366,6 +382,17 @@ func connectCassandra(p *properties.Properties, c *launcher.Cluster) {
 	}
 }
 
+// postgresKeeper names the whole node of a postgres-ha node: nK's keeper
+// (pg_autoctl with its postgres, which die together;
+// docs/targets-postgres-ha.md); the monitor and the keepers are whole
+// already.
+func postgresKeeper(c *launcher.Cluster, node string) string {
+	if k, err := c.Node(node + postgresha.KeeperSuffix); err == nil {
+		return k.Name
+	}
+	return node
+}
+
 // without returns xs minus drop.
 func without(xs []string, drop string) []string {
 	var out []string
@@ -398,6 +425,9 @@ func (t *Target) Validate() error {
 	need(t.Size.FaultTolerance != nil, "Size.FaultTolerance")
 	if t.Size.Replicas > 0 {
 		need(t.Size.HasReplicas, "Size.HasReplicas (Size.Replicas is set)")
+	}
+	if t.NodeHosts || t.WholeNode != nil {
+		need(t.Launcher != nil, "Launcher (NodeHosts or WholeNode is set)")
 	}
 	for _, k := range t.LauncherOptions {
 		if t.PropertyPrefix != "" && !strings.HasPrefix(k, t.PropertyPrefix) {
@@ -433,6 +463,18 @@ func (r *Registry) Kinds() []string {
 	return out
 }
 
+// OnNodeHosts lists the kinds whose nodes can run on inventory hosts
+// (Target.NodeHosts), sorted.
+func (r *Registry) OnNodeHosts() []string {
+	var out []string
+	for _, k := range r.Kinds() {
+		if r.m[k].NodeHosts {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Launchable lists the kinds faultbench can start, sorted.
 func (r *Registry) Launchable() []string {
 	var out []string
@@ -459,6 +501,24 @@ func (r *Registry) NodeCommand(name string) (func(context.Context, []string) err
 	}
 	sort.Strings(names)
 	return found, names
+}
+
+// OptionKeys returns the launcher option keys a cluster of this kind
+// accepts (`cluster up -o`, a scenario's target.options): the launcher's
+// own and the cluster manager's network key (netns.OptNet, `--net`).
+func (t *Target) OptionKeys() []string {
+	return append(append([]string(nil), t.LauncherOptions...), netns.OptNet)
+}
+
+// CheckOptionKey says whether k is one of OptionKeys; its error lists
+// them and the kind's docs page. Every place that takes launcher options
+// checks their keys here.
+func (t *Target) CheckOptionKey(k string) error {
+	keys := t.OptionKeys()
+	if slices.Contains(keys, k) {
+		return nil
+	}
+	return fmt.Errorf("unknown launcher option for %s (allowed: %s; see %s)", t.Kind, strings.Join(keys, ", "), t.Docs)
 }
 
 // CheckOptionValues checks the values of launcher options (their keys

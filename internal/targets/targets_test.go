@@ -179,3 +179,51 @@ func TestScalingAbilities(t *testing.T) {
 		})
 	}
 }
+
+// TestEntryAbilities: what used to be kind switches in cmd/faultbench is in
+// the entries: which kinds run nodes on inventory hosts, which have a
+// whole node apart from a node, and which launcher option keys a kind
+// takes.
+func TestEntryAbilities(t *testing.T) {
+	reg := Builtin()
+	if got := strings.Join(reg.OnNodeHosts(), ","); got != "etcd" {
+		t.Errorf("OnNodeHosts = %s, want etcd", got)
+	}
+	t.Run("whole node", func(t *testing.T) {
+		pg, _ := reg.Get("postgres-ha")
+		etcd, _ := reg.Get("etcd")
+		if pg.WholeNode == nil || etcd.WholeNode != nil {
+			t.Fatalf("WholeNode set on postgres-ha %t, etcd %t; want only postgres-ha", pg.WholeNode != nil, etcd.WholeNode != nil)
+		}
+		c := &launcher.Cluster{Kind: pg.Kind}
+		for _, n := range pg.NodeNames(2, 0) {
+			c.Nodes = append(c.Nodes, launcher.Node{Name: n})
+		}
+		for in, want := range map[string]string{"n1": "n1-keeper", "n2": "n2-keeper", "n1-keeper": "n1-keeper", "monitor": "monitor"} {
+			if got := pg.WholeNode(c, in); got != want {
+				t.Errorf("WholeNode(%s) = %s, want %s", in, got, want)
+			}
+		}
+	})
+	t.Run("option keys", func(t *testing.T) {
+		cs, _ := reg.Get("cassandra")
+		for _, k := range []string{"cassandra.rf", "net"} {
+			if err := cs.CheckOptionKey(k); err != nil {
+				t.Errorf("CheckOptionKey(%s): %v", k, err)
+			}
+		}
+		err := cs.CheckOptionKey("cassandra.typo")
+		if err == nil || !strings.Contains(err.Error(), "unknown launcher option for cassandra (allowed: ") || !strings.Contains(err.Error(), "cassandra.rf") ||
+			!strings.Contains(err.Error(), "net; see docs/targets-cassandra.md)") {
+			t.Errorf("CheckOptionKey(cassandra.typo) = %v, want the allowed keys and the docs page", err)
+		}
+	})
+	t.Run("an ability without a launcher is an incomplete entry", func(t *testing.T) {
+		etcd, _ := reg.Get("etcd")
+		bad := *etcd
+		bad.Launcher = nil
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "NodeHosts") {
+			t.Errorf("Validate = %v, want the missing launcher named", err)
+		}
+	})
+}

@@ -322,7 +322,10 @@ func (r *run) stepK(ctx context.Context, k int) (err error) {
 	if k == 0 {
 		return nil
 	}
-	ft := &fault.Cluster{Launcher: r.tgt.Launcher, Env: r.env, Cluster: c, Events: r.evs, Save: r.m.Save, HealthTimeout: r.tgt.UpTimeout}
+	ft, err := r.m.FaultCluster(c, r.evs, 0)
+	if err != nil {
+		return err
+	}
 	reg := fault.NewRegistry()
 	var failed []string
 	for f := 1; f <= k; f++ {

@@ -30,8 +30,8 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/faultbench/faultbench/internal/check"
 	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/lwtag"
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 )
@@ -59,7 +59,7 @@ var _ driver.Driver = (*Driver)(nil)
 // checks that the keyspace exists, and creates the table (or its missing
 // columns) unless cassandra.createtable=false.
 func New(ctx context.Context, p *properties.Properties) (driver.Driver, error) {
-	cfg, err := parseConfig(p, check.TagField)
+	cfg, err := parseConfig(p, lwtag.Field)
 	if err != nil {
 		return nil, err
 	}

@@ -207,7 +207,8 @@ func (r *scenarioRun) open() error {
 	})
 	r.sum = &rundir.Summary{Scenario: sc.Name, Target: r.tgt.Kind, Nodes: sc.Target.Nodes, Replicas: *sc.Target.Replicas,
 		RateSpec: sc.Load.Rate.String(), Threads: sc.Load.Threads, WindowMs: ms(sc.Load.Window.D()),
-		WarmupMs: ms(sc.Load.Warmup.D()), DurationMs: ms(sc.Load.Duration.D()), Checks: map[string]bool{}}
+		WarmupMs: ms(sc.Load.Warmup.D()), DurationMs: ms(sc.Load.Duration.D()), Checks: map[string]bool{},
+		FaultKinds: r.freg.Unlisted(r.steps.Actions())}
 	return nil
 }
 

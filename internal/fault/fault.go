@@ -32,6 +32,7 @@ package fault
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -166,6 +167,28 @@ func (r *Registry) Register(name Action, c Constructor) {
 // Kinds is the registry's kind descriptions, for analysis and reports
 // (analyze.Params.Kinds, report.Run.Kinds).
 func (r *Registry) Kinds() *kind.Registry { return r.kinds }
+
+// Unlisted returns the descriptions of the kinds of actions that
+// kind.Builtin lacks or describes otherwise, once each, for summary.json
+// (rundir.Summary.FaultKinds): a report of the run, which reads the run
+// directory alone, then knows them. Nil when every one is built in.
+func (r *Registry) Unlisted(actions []Action) []kind.Description {
+	builtin := kind.Builtin()
+	var out []kind.Description
+	seen := map[Action]bool{}
+	for _, a := range actions {
+		k, ok := r.Kind(a)
+		if seen[a] || !ok || k.Family == "" {
+			continue
+		}
+		seen[a] = true
+		if b, ok := builtin.Lookup(string(a)); ok && reflect.DeepEqual(b.Describe(), k.Describe()) {
+			continue
+		}
+		out = append(out, k.Describe())
+	}
+	return out
+}
 
 // Kind returns the description of action.
 func (r *Registry) Kind(a Action) (kind.Kind, bool) { return r.kinds.Lookup(string(a)) }

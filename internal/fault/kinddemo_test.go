@@ -10,6 +10,7 @@ package fault_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/report"
+	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/workloads"
 )
@@ -181,10 +183,48 @@ func TestAddedKind(t *testing.T) {
 	})
 
 	t.Run("the report draws it with its label and colour", func(t *testing.T) {
-		var rows []measure.WindowRow
+		// a run directory as a scenario leaves it: 30 one-second windows,
+		// the events, summary.json with the analysis and the kinds the
+		// built-in registry lacks; report.Render reads nothing else
+		dir := t.TempDir()
+		cols := strings.Split(measure.WindowsHeader, ",")
+		var csv strings.Builder
+		csv.WriteString(measure.WindowsHeader + "\n")
 		for i := range 30 {
-			rows = append(rows, measure.WindowRow{Index: i, Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second,
-				Phase: measure.PhaseRun, Op: measure.AllOps, OK: 100, MeanUs: 1000, P50Us: 900, P99Us: 2000, MaxUs: 3000})
+			row := make([]string, len(cols))
+			for j, c := range cols {
+				switch c {
+				case "start_ms":
+					row[j] = fmt.Sprint(i * 1000)
+				case "end_ms":
+					row[j] = fmt.Sprint((i + 1) * 1000)
+				case "phase":
+					row[j] = measure.PhaseRun
+				case "op":
+					row[j] = measure.AllOps
+				case "ok":
+					row[j] = "100"
+				default:
+					row[j] = "1000"
+				}
+			}
+			csv.WriteString(strings.Join(row, ",") + "\n")
+		}
+		write := func(name string, b []byte) {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(measure.WindowsFile, []byte(csv.String()))
+		var evb bytes.Buffer
+		for _, e := range evs {
+			b, _ := json.Marshal(e)
+			evb.Write(append(b, '\n'))
+		}
+		write("events.jsonl", evb.Bytes())
+		rows, err := measure.ReadWindows(filepath.Join(dir, measure.WindowsFile))
+		if err != nil {
+			t.Fatal(err)
 		}
 		params := analyze.DefaultParams()
 		params.Kinds = reg.Kinds()
@@ -192,32 +232,32 @@ func TestAddedKind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &report.Run{Dir: t.TempDir(), Name: "nap-demo", Windows: rows, Events: evs, Analysis: rep,
-			Kinds: reg.Kinds(), Window: time.Second, End: 30 * time.Second}
-		for _, m := range rep.Faults {
-			r.Faults = append(r.Faults, m.Fault)
+		render := func(kinds []kind.Description) []byte {
+			sum, _ := json.Marshal(rundir.Summary{Scenario: "nap-demo", Target: "quiet", Analysis: rep, FaultKinds: kinds})
+			write("summary.json", sum)
+			out, err := report.Render(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			html, err := os.ReadFile(out.HTML)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return html
 		}
-		out, err := report.RenderRun(context.Background(), r)
-		if err != nil {
-			t.Fatal(err)
+		unlisted := reg.Unlisted(sched.Actions())
+		if len(unlisted) != 1 || unlisted[0].Name != "nap" {
+			t.Fatalf("kinds for summary.json: %+v, want nap's only", unlisted)
 		}
-		html, err := os.ReadFile(out.HTML)
-		if err != nil {
-			t.Fatal(err)
-		}
+		html := render(unlisted)
 		for _, want := range []string{"nap (demo) n1", napKind.Color.Hex()} {
 			if !bytes.Contains(html, []byte(want)) {
 				t.Errorf("report.html lacks %q", want)
 			}
 		}
-		// the negative control: the built-in kinds draw it grey, by name
-		r.Kinds = nil
-		if out, err = report.RenderRun(context.Background(), r); err != nil {
-			t.Fatal(err)
-		}
-		if html, err = os.ReadFile(out.HTML); err != nil {
-			t.Fatal(err)
-		}
+		// the negative control: without its description the report draws
+		// it grey, by its action
+		html = render(nil)
 		if bytes.Contains(html, []byte(napKind.Color.Hex())) || bytes.Contains(html, []byte("nap (demo)")) {
 			t.Error("without its kind the report still used its label or colour")
 		}

@@ -99,6 +99,15 @@ func (s Step) detail() string {
 // Schedule is a list of steps in time order.
 type Schedule []Step
 
+// Actions lists the steps' actions, in step order.
+func (s Schedule) Actions() []Action {
+	out := make([]Action, len(s))
+	for i, st := range s {
+		out[i] = st.Action
+	}
+	return out
+}
+
 // Validate checks the schedule against the built-in fault kinds; see
 // ValidateFor.
 func (s Schedule) Validate() error { return s.ValidateFor(NewRegistry(), nil) }

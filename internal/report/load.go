@@ -39,8 +39,8 @@ type Run struct {
 	// Faults are the faults drawn as spans: those of Analysis (faults
 	// injected after the last window are left out).
 	Faults []analyze.Fault
-	// Kinds are the fault kinds the faults are labelled and coloured by;
-	// nil: the built-in ones (kind.Builtin).
+	// Kinds are the fault kinds the faults are labelled and coloured by:
+	// the built-in ones (nil) and those summary.json's fault_kinds adds.
 	Kinds   *kind.Registry
 	Clients []Client    // clients.csv
 	Env     *rundir.Env // env.json; nil when missing
@@ -116,6 +116,12 @@ func Load(ctx context.Context, dir string) (*Run, error) {
 		optional("summary.json", err)
 	} else {
 		r.Summary = &sum
+		if len(sum.FaultKinds) > 0 { // kinds the run registered beside the built-in ones
+			r.Kinds = kind.Builtin()
+			if err := r.Kinds.AddDescriptions(sum.FaultKinds); err != nil {
+				r.Notes = append(r.Notes, "summary.json fault_kinds: "+err.Error())
+			}
+		}
 	}
 	var env rundir.Env
 	if err := readJSON(filepath.Join(dir, "env.json"), &env); err != nil {
@@ -150,6 +156,7 @@ func Load(ctx context.Context, dir string) (*Run, error) {
 		if r.Summary != nil {
 			params.OfferedOps = r.Summary.TargetOps
 		}
+		params.Kinds = r.Kinds
 		rep, err := analyze.Analyze(r.Windows, r.Events, params)
 		if err != nil {
 			r.Notes = append(r.Notes, "analysis: "+err.Error())

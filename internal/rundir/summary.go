@@ -7,6 +7,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/check"
+	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/outcome"
 )
@@ -53,6 +54,11 @@ type Summary struct {
 	// ChecksSkipped names the checks the scenario asked for that did not
 	// run, with the reason (e.g. "lost-writes: interrupted").
 	ChecksSkipped []string `json:"checks_skipped,omitempty"`
+	// FaultKinds describes the fault kinds of the run's schedule that
+	// kind.Builtin does not know (a kind registered by the caller), so that
+	// a report re-rendered from the directory labels, colours and pairs
+	// them; absent when every kind is built in.
+	FaultKinds []kind.Description `json:"fault_kinds,omitempty"`
 	// PeakRSSBytes is faultbench's own peak resident memory.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 }

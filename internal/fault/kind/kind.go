@@ -123,6 +123,31 @@ func (k Kind) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Description is a kind as a run directory records it (summary.json's
+// fault_kinds): what analysis and a report need, without the parameters.
+type Description struct {
+	Name     string   `json:"name"`
+	Family   Family   `json:"family"`
+	Restores []string `json:"restores,omitempty"`
+	Label    string   `json:"label,omitempty"`
+	Color    string   `json:"color"` // "#rrggbb"
+}
+
+// Describe returns k's Description.
+func (k Kind) Describe() Description {
+	return Description{Name: k.Name, Family: k.Family, Restores: k.Restores, Label: k.Label, Color: k.Color.Hex()}
+}
+
+// Kind returns the kind d describes (without parameters).
+func (d Description) Kind() (Kind, error) {
+	var c uint32
+	if _, err := fmt.Sscanf(d.Color, "#%06x", &c); err != nil || len(d.Color) != 7 {
+		return Kind{}, fmt.Errorf("fault kind %q: colour %q: want #rrggbb", d.Name, d.Color)
+	}
+	k := Kind{Name: d.Name, Family: d.Family, Restores: d.Restores, Label: d.Label, Color: RGB(c)}
+	return k, k.Validate()
+}
+
 // Registry holds fault kinds by name. It is not safe for concurrent
 // changes; build it before use.
 type Registry struct{ m map[string]Kind }
@@ -147,6 +172,20 @@ func (r *Registry) AddBare(name string) {
 	if _, ok := r.m[name]; !ok {
 		r.m[name] = Kind{Name: name, Color: Grey}
 	}
+}
+
+// AddDescriptions adds the kinds a run directory recorded (replacing kinds
+// of the same names); the error lists those that do not validate.
+func (r *Registry) AddDescriptions(ds []Description) error {
+	var errs []error
+	for _, d := range ds {
+		k, err := d.Kind()
+		if err == nil {
+			err = r.Add(k)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // Lookup returns the kind called name.

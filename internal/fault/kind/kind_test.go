@@ -198,3 +198,25 @@ func TestParseStreaming(t *testing.T) {
 		}
 	}
 }
+
+func TestDescriptions(t *testing.T) {
+	k := Kind{Name: "fill-disk", Family: Disk, Restores: []string{"heal"}, Label: "disk full", Color: 0x0a0b0c}
+	back, err := k.Describe().Kind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Name != k.Name || back.Family != k.Family || back.Label != k.Label || back.Color != k.Color || !back.Undoes("heal") {
+		t.Errorf("round trip: %+v", back)
+	}
+	r := Builtin()
+	err = r.AddDescriptions([]Description{k.Describe(), {Name: "bad", Family: Disk, Color: "red"}, {Name: "nofamily", Color: "#000000"}})
+	if err == nil || !strings.Contains(err.Error(), `colour "red"`) || !strings.Contains(err.Error(), "no family") {
+		t.Errorf("error %v, want the bad colour and the missing family", err)
+	}
+	if r.Label("fill-disk") != "disk full" {
+		t.Error("the valid description was not added")
+	}
+	if _, ok := r.Lookup("bad"); ok {
+		t.Error("a description with a bad colour was added")
+	}
+}

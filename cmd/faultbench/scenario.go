@@ -168,6 +168,8 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	cname := fs.String("cluster", "", "cluster name (default: the only running cluster)")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
 	timeout := fs.Duration("timeout", time.Minute, "deadline for the fault to take effect")
+	var params listFlag
+	fs.Var(&params, "param", "a parameter of the fault kind, `name=value` (repeatable), e.g. add-node --param count=2 (docs/faults.md#fault-kinds)")
 	wholeNode := fs.Bool("whole-node", false, "act on the node's whole machine: on postgres-ha nK means nK-keeper (pg_autoctl and its postgres together); other targets' nodes are whole already")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -199,6 +201,10 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 	if !reg.Has(fault.Action(pos[0])) {
 		return usagef("unknown fault action %q (known: %s)", pos[0], strings.Join(names, ", "))
 	}
+	step, err := reg.CommandStep(fault.Action(pos[0]), pos[1], params)
+	if err != nil {
+		return usageError{msg: err.Error()}
+	}
 	env, err := launcher.NewEnv()
 	if err != nil {
 		return err
@@ -222,7 +228,8 @@ func (a *app) faultCmd(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	nodes, err := fault.Apply(fctx, t, reg, fault.Action(pos[0]), pos[1])
+	step.Node = pos[1]
+	nodes, err := fault.ApplyStep(fctx, t, reg, step)
 	if err != nil {
 		return err
 	}

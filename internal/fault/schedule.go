@@ -514,6 +514,35 @@ func Apply(ctx context.Context, t *Cluster, reg *Registry, action Action, select
 	return ApplyStep(ctx, t, reg, Step{Action: action, Node: selector})
 }
 
+// CommandStep is the step `faultbench fault ACTION NODE --param
+// NAME=VALUE ...` asks for, its parameters checked as a schedule's are
+// (CheckParams); the error names every bad one.
+func (r *Registry) CommandStep(action Action, selector string, params []string) (Step, error) {
+	st := Step{Action: action, Node: selector}
+	var errs []error
+	for _, p := range params {
+		name, value, ok := strings.Cut(p, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			errs = append(errs, fmt.Errorf("--param %q: want NAME=VALUE", p))
+			continue
+		}
+		if st.Params == nil {
+			st.Params = map[string]string{}
+		}
+		st.Params[name] = value
+	}
+	if len(errs) == 0 {
+		if _, perrs := r.CheckParams(st); len(perrs) > 0 {
+			errs = append(errs, paramErrs(perrs))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Step{}, fmt.Errorf("%s: %w", action, err)
+	}
+	return st, nil
+}
+
 // ApplyStep is Apply with the step's parameters (Params, or the fields of
 // the built-in kinds' parameters), checked as a schedule's are.
 func ApplyStep(ctx context.Context, t *Cluster, reg *Registry, st Step) ([]string, error) {

@@ -71,6 +71,8 @@ func TestLayers(t *testing.T) {
 			"remote is the SSH transport: it knows hosts and commands, not databases"},
 		{[]string{"internal/fault/kind"}, []string{"internal/driver", "internal/launcher", "internal/runner", "internal/experiment", "internal/targets", "internal/clusterctl"},
 			"fault kinds are described for analysis and reports, which must not pull in what breaks clusters"},
+		{[]string{"internal/history"}, []string{"internal/driver", "internal/launcher", "internal/targets", "internal/runner", "internal/experiment"},
+			"a verdict is computed from the history file alone"},
 		{[]string{"internal/report"}, []string{"internal/driver", "internal/launcher", "internal/clusterctl", "internal/runner", "internal/experiment", "internal/targets"},
 			"a report re-renders from the run directory's files alone"},
 	}

@@ -98,7 +98,8 @@ type Mop struct {
 	New int64
 	// HasValue: a register Read returned a value (false: the key had none).
 	HasValue bool
-	// List is what a list Read returned (IsList), in order.
+	// List is what a list Read returned, in order; meaningful only when
+	// IsList.
 	List []int64
 	// IsList: the Read is of a list (List holds its elements, possibly
 	// none), not of a register.

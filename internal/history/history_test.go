@@ -332,3 +332,37 @@ func TestParseAnyJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestEachReuses: Each's reused operation holds each line exactly as
+// ReadFile's fresh ones do, and Merge keeps its own copies.
+func TestEachReuses(t *testing.T) {
+	ops := []Op{
+		{Process: 1, Mops: []Mop{{F: Read, Key: "x", IsList: true, List: []int64{1, 2, 3}}, {F: Append, Key: "y", Value: 4}}},
+		{Process: 2, Mops: []Mop{{F: Read, Key: "x", IsList: true, List: []int64{}}, {F: Read, Key: "y", IsList: true, List: []int64{9}}}},
+		{Process: 3, Mops: []Mop{{F: Write, Key: "z", Value: 5}}},
+		{Process: 4, Mops: []Mop{{F: Read, Key: "x", IsList: true, List: []int64{7, 8}}, {F: Read, Key: "z", HasValue: true, Value: 5}, {F: CAS, Key: "z", Value: 5, New: 6}}},
+	}
+	dir := t.TempDir()
+	path := writeFile(t, dir, "h", ops)
+	var got []string
+	if _, err := Each(context.Background(), path, func(op *Op) error {
+		got = append(got, string(AppendLine(nil, op)))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range ops {
+		want = append(want, string(AppendLine(nil, &ops[i])))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Each\n got %q\nwant %q", got, want)
+	}
+	var out bytes.Buffer
+	if _, err := Merge(context.Background(), &out, []Source{{Path: path}}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), encode(t, ops)) {
+		t.Fatalf("merge of one source changed it:\n%s", out.Bytes())
+	}
+}

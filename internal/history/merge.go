@@ -54,6 +54,13 @@ func Merge(ctx context.Context, w io.Writer, sources []Source) (MergeResult, err
 			e := mergeEntry{op: *op, src: i, seq: seq}
 			seq++
 			e.op.Mops = slices.Clone(op.Mops)
+			for j := range e.op.Mops {
+				if m := &e.op.Mops[j]; m.IsList {
+					m.List = slices.Clone(m.List)
+				} else {
+					m.List = nil
+				}
+			}
 			maxP = max(maxP, e.op.Process)
 			e.op.Process += base
 			e.op.Invoke += s.OffsetNs

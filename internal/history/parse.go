@@ -317,7 +317,9 @@ func (p *parser) mop(m *Mop) error {
 				return err
 			}
 			m.IsList = true
-			m.List = []int64{}
+			if m.List == nil {
+				m.List = []int64{}
+			}
 			if err := p.expect('['); err != nil {
 				return err
 			}
@@ -339,9 +341,11 @@ func (p *parser) mop(m *Mop) error {
 	})
 }
 
-// parseLine decodes one line into op (errHeader for a valid header).
+// parseLine decodes one line into op (errHeader for a valid header),
+// reusing op's Mops and their List arrays.
 func parseLine(line []byte, op *Op) error {
 	p := parser{b: line}
+	mops := op.Mops[:0]
 	*op = Op{}
 	var header, hasP, hasO bool
 	var version int64
@@ -373,14 +377,24 @@ func parseLine(line []byte, op *Op) error {
 			if err := p.expect('['); err != nil {
 				return err
 			}
-			op.Mops = []Mop{}
+			op.Mops = mops
+			if op.Mops == nil {
+				op.Mops = []Mop{}
+			}
 			for first := true; ; first = false {
 				ok, err := p.more(']', first)
 				if err != nil || !ok {
 					return err
 				}
-				op.Mops = append(op.Mops, Mop{})
-				if err := p.mop(&op.Mops[len(op.Mops)-1]); err != nil {
+				n := len(op.Mops)
+				if n < cap(op.Mops) {
+					op.Mops = op.Mops[:n+1]
+					m := &op.Mops[n]
+					*m = Mop{List: m.List[:0]}
+				} else {
+					op.Mops = append(op.Mops, Mop{})
+				}
+				if err := p.mop(&op.Mops[n]); err != nil {
 					return err
 				}
 			}

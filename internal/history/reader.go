@@ -22,7 +22,8 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, 256<<10)}
 }
 
-// Next decodes the next operation into op. It returns io.EOF after the
+// Next decodes the next operation into op, reusing op's Mops and their
+// List arrays (pass a new Op to keep each). It returns io.EOF after the
 // last one. A last line without its newline that does not decode (the
 // writer was killed while writing it) is skipped and Torn reports it; any
 // other bad line is an error naming its line number.
@@ -102,8 +103,9 @@ func ReadFile(path string) (ops []Op, torn bool, err error) {
 }
 
 // Each calls fn with every operation of the history file at path in file
-// order, without keeping them (the checkers' streaming read). op is only
-// valid during the call. It returns whether the last line was torn; it
+// order, without keeping them (the checkers' streaming read). op, its Mops
+// and their Lists are only valid during the call: the next line reuses
+// them. It returns whether the last line was torn; it
 // stops with ctx's error when ctx ends.
 func Each(ctx context.Context, path string, fn func(op *Op) error) (torn bool, err error) {
 	f, err := os.Open(path)

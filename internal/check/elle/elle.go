@@ -89,10 +89,9 @@ type analyzer struct {
 	locals  []localKey
 	dupSeen map[int64]struct{}
 
-	v       *verdict.Verdict
-	edges   [][]edge // chunks of edgeChunk: no copy of all edges as they grow
-	g       *graph
-	reached map[string]bool // anomaly names with a reported cycle per component pass
+	v     *verdict.Verdict
+	edges [][]edge // chunks of edgeChunk: no copy of all edges as they grow
+	g     *graph
 }
 
 func newAnalyzer(opts Options) (*analyzer, error) {
@@ -358,7 +357,7 @@ func (a *analyzer) reportLostUpdates(lost map[kv][]int32, version func(kv) strin
 // and then wrote the key (and, for a read of no value, to every writer that
 // did not read the key first: every version follows the initial state).
 func (a *analyzer) registerEdges() {
-	type succ struct{ nilRead, blind []int32 }
+	type succ struct{ blind []int32 }
 	after := map[kv][]int32{} // version -> writers that read it first
 	initial := map[int32]*succ{}
 	for key, w := range a.writers {

@@ -162,16 +162,14 @@ var model = porcupine.Model{
 
 // keyOps is one key's operations.
 type keyOps struct {
-	key  string
-	ops  []porcupine.Operation
-	idx  []int // history positions of ops
-	read int
+	key string
+	ops []porcupine.Operation
+	idx []int // history positions of ops
 }
 
 type collector struct {
 	byKey map[string]*keyOps
 	n     int
-	err   error
 }
 
 func (c *collector) add(op *history.Op) error {

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,8 +18,6 @@ import (
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/netns"
-	"github.com/faultbench/faultbench/internal/properties"
-	"github.com/faultbench/faultbench/internal/remote"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/targets"
 )
@@ -143,7 +140,8 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 	if len(pos) != 1 {
 		return usagef("%s needs exactly one TARGET (one of %s), got %d arguments", name, strings.Join(a.targets.Kinds(), ", "), len(pos))
 	}
-	if _, err := a.targets.Get(pos[0]); err != nil {
+	t, err := a.targets.Get(pos[0])
+	if err != nil {
 		return usagef("%v", err)
 	}
 	if set["threads"] && (*threads < 1 || *threads > experiment.MaxThreads) {
@@ -158,122 +156,35 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 	if set["name"] && !clusterctl.ValidName(*runName) {
 		return usagef("-name %q: allowed letters, digits, '-' and '_'", *runName)
 	}
-	p := properties.New()
-	for _, f := range files {
-		if err := p.LoadFile(f); err != nil {
-			return usageError{msg: err.Error()} // a missing or unreadable -P file
-		}
-	}
-	for _, o := range overrides {
-		if err := p.ParseOverride(o); err != nil {
-			return usageError{msg: err.Error()}
-		}
-	}
-	override := func(flagName, key, value string) {
-		if src, ok := p.SourceOf(key); ok && p.Map()[key] != value {
-			fmt.Fprintf(a.stderr, "note: -%s %s overrides %s=%s (%s)\n", flagName, value, key, p.Map()[key], src)
-		}
-		p.SetFrom(key, value, properties.Source{Origin: "-" + flagName})
-	}
+	pa := experiment.PhaseArgs{Phase: phase, Files: files, Overrides: overrides, Notes: a.stderr}
 	if set["threads"] {
-		override("threads", "threadcount", strconv.Itoa(*threads))
+		pa.Threads = threads
 	}
 	if set["target"] {
-		override("target", "target", strconv.FormatFloat(*tgt, 'f', -1, 64))
+		pa.Rate = tgt
 	}
-	// YCSB's dotransactions (set by its -t and -load) picks the phase
-	if dt, ok := p.SourceOf("dotransactions"); ok && !*doTx && !*doLoad {
-		v, err := p.Bool("dotransactions", true)
-		if err != nil {
-			return err
-		}
-		if v != (phase == runner.Run) {
-			phase = runner.Load
-			if v {
-				phase = runner.Run
-			}
-			fmt.Fprintf(a.stderr, "note: dotransactions=%t (%s): running the %s phase\n", v, dt, phase)
-		}
+	if *doTx {
+		pa.ForcePhase = runner.Run
+	} else if *doLoad {
+		pa.ForcePhase = runner.Load
 	}
-	switch {
-	case *doTx:
-		phase = runner.Run
-	case *doLoad:
-		phase = runner.Load
-	}
-	p.Declare("dotransactions")
 	if set["endpoints"] {
-		t, _ := a.targets.Get(pos[0])
-		eps := strings.Split(*endpoints, ",")
-		for _, e := range eps {
-			if strings.TrimSpace(e) == "" {
-				return usagef("--endpoints %q: an empty address in the list (allowed: comma-separated addresses, e.g. http://10.0.0.5:2379,http://10.0.0.6:2379)", *endpoints)
-			}
-		}
-		if src, ok := p.SourceOf(t.EndpointKey); ok && p.String(t.EndpointKey, "") != *endpoints {
-			return usagef("--endpoints %s and %s=%s (%s) both given: choose one", *endpoints, t.EndpointKey, p.String(t.EndpointKey, ""), src)
-		}
-		p.SetFrom(t.EndpointKey, *endpoints, properties.Source{Origin: "--endpoints"})
+		pa.Endpoints = endpoints
 	}
-	if procs, err := experiment.WantsClientProcesses(p, phase); err != nil {
-		return usageError{msg: err.Error()}
-	} else if procs {
-		return a.runClientProcesses(ctx, procFlags{hosts: set["clients"] || set["listen"] || set["workers"], metrics: *metricsAddr != ""}, distrib.Spec{
-			Target: pos[0], Phase: phase, Props: p, RunsDir: *runs, Name: *runName, Quiet: *quiet, Out: a.stdout, Err: a.stderr,
-			StateDir: *stateDir, Version: version, Commit: commit, Targets: a.targets,
-		})
-	}
-	if set["accept-new-host-keys"] && !set["clients"] {
-		return usagef("--accept-new-host-keys is for --clients only")
-	}
-	if set["listen"] || set["workers"] {
-		if set["clients"] {
-			return usagef("--listen and --clients both given: workers either connect (--listen) or are started over SSH (--clients)")
-		}
-		if !set["listen"] || *nWorkers < 1 || *nWorkers > 1000 {
-			return usagef("--listen ADDR needs --workers N (1..1000), got --listen %q --workers %d", *listen, *nWorkers)
-		}
-		l, err := net.Listen("tcp", *listen)
-		if err != nil {
-			return usagef("--listen %q: %v", *listen, err)
-		}
-		fmt.Fprintf(a.stderr, "waiting for %d workers at %s\n", *nWorkers, l.Addr())
-		_, err = distrib.Run(ctx, distrib.Spec{
-			Target: pos[0], Phase: phase, Props: p, Listener: l, Workers: *nWorkers,
-			RunsDir: *runs, Name: *runName, Quiet: *quiet, Out: a.stdout, Err: a.stderr, StateDir: *stateDir,
-			Version: version, Commit: commit, Targets: a.targets,
-		})
+	p, phase, err := experiment.PhaseProperties(t, pa)
+	if err != nil {
 		return err
 	}
-	if set["clients"] {
-		inv, err := remote.Load(*clientsFile)
-		if err != nil {
-			return usagef("--clients: %v", err)
-		}
-		if len(inv.WithRole(remote.RoleClient)) == 0 {
-			return usagef("--clients %s: no host has role client", *clientsFile)
-		}
-		if *metricsAddr != "" {
-			return usagef("--metrics-addr is not supported with --clients yet")
-		}
-		bin, err := selfBinary()
-		if err != nil {
-			return err
-		}
-		_, err = distrib.Run(ctx, distrib.Spec{
-			Target: pos[0], Phase: phase, Props: p, Inventory: inv, AcceptNewHostKeys: *acceptNew, Binary: bin,
-			RunsDir: *runs, Name: *runName, Quiet: *quiet, Out: a.stdout, Err: a.stderr, StateDir: *stateDir,
-			Version: version, Commit: commit, Targets: a.targets,
-		})
-		return err
-	}
+	bin, _ := selfBinary() // needed by client processes and hosts only, which say so when it is missing
 	a.warnLeftovers(*stateDir)
-	_, err = experiment.Run(ctx, experiment.Spec{
-		Target: pos[0], Phase: phase, Props: p, RunsDir: *runs, Name: *runName,
-		Status: *status, Quiet: *quiet, Out: a.stdout, Err: a.stderr, StateDir: *stateDir,
-		Version: version, Commit: commit, MetricsAddr: *metricsAddr, Targets: a.targets,
+	return distrib.RunPhase(ctx, distrib.Spec{
+		Spec: experiment.Spec{
+			Target: pos[0], Phase: phase, Props: p, RunsDir: *runs, Name: *runName,
+			Status: *status, Quiet: *quiet, Out: a.stdout, Err: a.stderr, StateDir: *stateDir,
+			Version: version, Commit: commit, MetricsAddr: *metricsAddr, Targets: a.targets,
+		},
+		ClientsFile: *clientsFile, AcceptNewHostKeys: *acceptNew, Listen: *listen, Workers: *nWorkers, Binary: bin,
 	})
-	return err
 }
 
 func (a *app) warnLeftovers(stateDir string) {

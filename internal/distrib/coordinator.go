@@ -21,7 +21,6 @@ import (
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/measure"
-	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/remote"
 	"github.com/faultbench/faultbench/internal/report"
 	"github.com/faultbench/faultbench/internal/rundir"
@@ -56,35 +55,36 @@ const (
 	pings = 8
 )
 
-// Spec is one distributed load or run phase.
+// Spec is one load or run phase and where its load runs. The phase itself
+// (the target, its properties, the run directory, the output) is
+// experiment's spec, embedded with its defaults; the fields here say where
+// the load runs. RunPhase picks in-process, local processes, SSH or a
+// listener from them; Run needs one of the last three.
 type Spec struct {
-	Target    string
-	Phase     runner.Phase
-	Props     *properties.Properties
-	Inventory *remote.Inventory
+	experiment.Spec
+	// Inventory holds the client hosts the phase runs from over SSH; when
+	// nil, RunPhase loads it from ClientsFile (`--clients FILE`) if set.
+	Inventory   *remote.Inventory
+	ClientsFile string
 	// AcceptNewHostKeys adds unknown host keys to known_hosts.
 	AcceptNewHostKeys bool
-	// Binary is the local faultbench executable installed on the hosts.
-	Binary   string
-	RunsDir  string
-	Name     string
-	Quiet    bool
-	Out, Err io.Writer
-	StateDir string
-	Version  string
-	Commit   string
-	Targets  *targets.Registry
+	// Binary is the local faultbench executable installed on the hosts, or
+	// started as the client processes.
+	Binary string
 	// StartDelay: see DefaultStartDelay; zero means the default.
 	StartDelay time.Duration
 	// Listener, if set, replaces SSH: the coordinator waits (up to
 	// SetupTimeout) for Workers workers to connect to it
 	// (`faultbench worker --connect`), e.g. the pods of a Kubernetes Job.
+	// RunPhase opens it at Listen (`--listen host:port`) when Listen is set.
 	Listener net.Listener
+	Listen   string
 	Workers  int
 	// Processes, if set, replaces SSH: the run's client groups (the
 	// property clients=N, with clients.process=true) run as N local
 	// `faultbench worker` processes of Binary, started without a shell and
 	// killed with the coordinator (docs/metrics.md, per-client spread).
+	// RunPhase sets it from the properties.
 	Processes bool
 }
 
@@ -109,13 +109,11 @@ func (s *Spec) clientHosts(procs int) []remote.Host {
 	return out
 }
 
-// Validate fills defaults and checks the spec.
+// Validate fills defaults (experiment.Spec's) and checks the spec for Run:
+// exactly one place the load runs.
 func (s *Spec) Validate() error {
-	if s.Target == "" {
-		return errors.New("no target given")
-	}
-	if s.Phase != runner.Load && s.Phase != runner.Run {
-		return errors.New("phase must be load or run")
+	if err := s.Spec.Validate(); err != nil {
+		return err
 	}
 	switch {
 	case s.Processes:
@@ -135,27 +133,6 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("%s: no host has role client", s.Inventory.Path)
 	case s.Binary == "":
 		return errors.New("no faultbench binary to install on the client hosts")
-	}
-	if s.Props == nil {
-		s.Props = properties.New()
-	}
-	if s.RunsDir == "" {
-		s.RunsDir = "runs"
-	}
-	if s.Name == "" {
-		s.Name = string(s.Phase) + "-" + s.Target
-	}
-	if s.Out == nil {
-		s.Out = io.Discard
-	}
-	if s.Err == nil {
-		s.Err = io.Discard
-	}
-	if s.StateDir == "" {
-		s.StateDir = launcher.DefaultStateDir()
-	}
-	if s.Targets == nil {
-		s.Targets = targets.Builtin()
 	}
 	if s.StartDelay <= 0 {
 		s.StartDelay = DefaultStartDelay

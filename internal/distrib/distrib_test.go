@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/faultbench/faultbench/internal/distrib"
+	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/launcher/etcd"
 	"github.com/faultbench/faultbench/internal/measure"
@@ -119,8 +120,9 @@ func TestDistributedLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := distrib.Run(ctx, distrib.Spec{
-		Target: "etcd", Phase: runner.Load, Props: p, Inventory: inv, Binary: bin,
-		RunsDir: filepath.Join(tmp, "runs"), Quiet: true, StateDir: filepath.Join(tmp, "state"), Targets: reg,
+		Spec: experiment.Spec{Target: "etcd", Phase: runner.Load, Props: p,
+			RunsDir: filepath.Join(tmp, "runs"), Quiet: true, StateDir: filepath.Join(tmp, "state"), Targets: reg},
+		Inventory: inv, Binary: bin,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -234,8 +236,9 @@ func TestDistributedLoad(t *testing.T) {
 	}
 	tgt.ConnectTo(rp, cl)
 	rres, err := distrib.Run(ctx, distrib.Spec{
-		Target: "etcd", Phase: runner.Run, Props: rp, Inventory: inv, Binary: bin,
-		RunsDir: filepath.Join(tmp, "runs"), Quiet: true, StateDir: filepath.Join(tmp, "state"), Targets: reg,
+		Spec: experiment.Spec{Target: "etcd", Phase: runner.Run, Props: rp,
+			RunsDir: filepath.Join(tmp, "runs"), Quiet: true, StateDir: filepath.Join(tmp, "state"), Targets: reg},
+		Inventory: inv, Binary: bin,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -131,8 +131,9 @@ func startLocal(sessCtx context.Context, bin string, i int) (session, error) {
 // files; the outcome's Missing lists the shares of processes that died.
 func Execute(binary string) experiment.ProcessRunner {
 	return func(ctx context.Context, j experiment.ProcessJob) (*experiment.Outcome, error) {
-		s := Spec{Target: j.Target, Phase: runner.Run, Props: j.Props, Processes: true, Binary: binary,
-			StateDir: j.StateDir, Quiet: j.Quiet, Err: j.Err, Targets: j.Targets, RunsDir: filepath.Dir(j.Dir)}
+		s := Spec{Spec: experiment.Spec{Target: j.Target, Phase: runner.Run, Props: j.Props,
+			StateDir: j.StateDir, Quiet: j.Quiet, Err: j.Err, Targets: j.Targets, RunsDir: filepath.Dir(j.Dir)},
+			Processes: true, Binary: binary}
 		r, err := startPhase(ctx, &s)
 		if err != nil {
 			return nil, err

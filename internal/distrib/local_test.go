@@ -41,8 +41,8 @@ func TestMain(m *testing.M) {
 		}
 		bin, _ := os.Executable()
 		dir := filepath.Dir(path)
-		_, err := distrib.Run(context.Background(), distrib.Spec{Target: "redis", Phase: runner.Run, Props: p, Processes: true, Binary: bin,
-			RunsDir: filepath.Join(dir, "runs"), Quiet: true, StateDir: filepath.Join(dir, "state"), Targets: targets.Builtin()})
+		_, err := distrib.Run(context.Background(), distrib.Spec{Spec: experiment.Spec{Target: "redis", Phase: runner.Run, Props: p,
+			RunsDir: filepath.Join(dir, "runs"), Quiet: true, StateDir: filepath.Join(dir, "state"), Targets: targets.Builtin()}, Processes: true, Binary: bin})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "coordinator:", err)
 			os.Exit(1)
@@ -205,8 +205,8 @@ func runProcesses(t *testing.T, p *properties.Properties, props map[string]strin
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return distrib.Run(ctx, distrib.Spec{Target: "redis", Phase: runner.Run, Props: p, Processes: true, Binary: bin,
-		RunsDir: t.TempDir(), Quiet: true, StateDir: t.TempDir(), Targets: targets.Builtin()})
+	return distrib.Run(ctx, distrib.Spec{Spec: experiment.Spec{Target: "redis", Phase: runner.Run, Props: p,
+		RunsDir: t.TempDir(), Quiet: true, StateDir: t.TempDir(), Targets: targets.Builtin()}, Processes: true, Binary: bin})
 }
 
 // TestClientProcesses runs a run phase against a real redis-server with

@@ -5,7 +5,15 @@
 // gives each worker its share of the threads and the target rate and a
 // disjoint range of insert keys, starts all at one common time, and merges
 // the per-window HdrHistograms the workers stream back into one run
-// directory, exactly (docs/distributed.md).
+// directory, exactly (docs/distributed.md). The workers may also connect to
+// a listener (a Kubernetes Job) or be local processes of this binary
+// (clients.process=true).
+//
+// RunPhase is the one entry point of `faultbench load|run`: given the
+// phase's spec (experiment.Spec, embedded in Spec) and what the command
+// line said about client hosts, it decides where the load runs — in this
+// process (experiment.Run), as local client processes, over SSH or from a
+// listener — and refuses combinations that cannot go together.
 //
 // The worker protocol is JSON lines: the coordinator writes to the
 // worker's standard input, the worker answers on its standard output (the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/distrib"
+	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/launcher/etcd"
 	"github.com/faultbench/faultbench/internal/properties"
@@ -64,8 +65,9 @@ func TestWorkersConnect(t *testing.T) {
 	}
 	tgt.ConnectTo(p, cl)
 	res, err := distrib.Run(ctx, distrib.Spec{
-		Target: "etcd", Phase: runner.Load, Props: p, Listener: l, Workers: 2,
-		RunsDir: filepath.Join(tmp, "runs"), Quiet: true, StateDir: filepath.Join(tmp, "state"), Targets: reg,
+		Spec: experiment.Spec{Target: "etcd", Phase: runner.Load, Props: p,
+			RunsDir: filepath.Join(tmp, "runs"), Quiet: true, StateDir: filepath.Join(tmp, "state"), Targets: reg},
+		Listener: l, Workers: 2,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -139,8 +141,9 @@ func TestWorkerDies(t *testing.T) {
 	}
 	tgt.ConnectTo(p, cl)
 	res, err := distrib.Run(ctx, distrib.Spec{
-		Target: "etcd", Phase: runner.Run, Props: p, Listener: l, Workers: 3,
-		RunsDir: filepath.Join(tmp, "runs"), Quiet: true, StateDir: filepath.Join(tmp, "state"), Targets: reg,
+		Spec: experiment.Spec{Target: "etcd", Phase: runner.Run, Props: p,
+			RunsDir: filepath.Join(tmp, "runs"), Quiet: true, StateDir: filepath.Join(tmp, "state"), Targets: reg},
+		Listener: l, Workers: 3,
 	})
 	if err == nil || !strings.Contains(err.Error(), "1 of 3 workers did not finish") {
 		t.Fatalf("want the run to fail naming the missing worker, got %v", err)

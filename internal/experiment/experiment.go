@@ -8,6 +8,7 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,7 @@ import (
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/targets"
 	"github.com/faultbench/faultbench/internal/workload"
+	"github.com/faultbench/faultbench/internal/workload/program"
 )
 
 // Spec is one load or run invocation.
@@ -228,7 +230,10 @@ type Outcome struct {
 	Result  runner.Result
 	Totals  *measure.Totals
 	Windows []measure.WindowRow
-	TPCC    *rundir.TPCC // workload=tpcc run phase: tpmC, tpm, aborts
+	// Figures and Sections are a program workload's own figures of a run
+	// phase (rundir.Summary's); none for CoreWorkload or a load phase.
+	Figures  []rundir.Figure
+	Sections map[string]json.RawMessage
 	// PerClient is the per-client spread (clients.csv's groups).
 	PerClient *analyze.ClientSpread
 	// Clients is the configured number of client groups (0: one per thread).
@@ -260,22 +265,32 @@ type ProcessJob struct {
 // cannot import that one.
 type ProcessRunner func(ctx context.Context, j ProcessJob) (*Outcome, error)
 
-// tpccOf computes the TPC-C figures of a program workload's run phase
-// (nil otherwise).
-func tpccOf(wl *workload.Workload, phase runner.Phase, t rundir.Totals) *rundir.TPCC {
-	prog := wl.Program()
-	if prog == nil || phase != runner.Run {
-		return nil
+// summarize returns the figures of a program workload's run phase
+// (program.Summarizer) for summary.json: the headline figures and the
+// workload's own section; nothing for CoreWorkload, a load phase or a
+// program without figures.
+func summarize(wl *workload.Workload, phase runner.Phase, t rundir.Totals) ([]rundir.Figure, map[string]json.RawMessage, error) {
+	s, ok := wl.Program().(program.Summarizer)
+	if !ok || phase != runner.Run {
+		return nil, nil, nil
 	}
-	var retries map[string]int64
-	if r, ok := prog.(interface{ Retries() map[string]int64 }); ok {
-		retries = r.Retries()
+	in := program.Totals{RunTimeMs: t.RunTimeMs, PerOp: make(map[string]program.OpTotals, len(t.PerOp))}
+	for name, o := range t.PerOp {
+		in.PerOp[name] = program.OpTotals{Count: o.Count, OK: o.OK, Errors: o.Errors}
 	}
-	names := prog.OpNames()
-	if len(names) > 5 {
-		names = names[:5] // the five transactions, not the load
+	out := s.Summarize(in)
+	var figs []rundir.Figure
+	for _, f := range out.Figures {
+		figs = append(figs, rundir.Figure{Group: f.Group, Name: f.Name, Value: f.Value})
 	}
-	return rundir.TPCCOf(t, names, retries)
+	if out.Key == "" || out.Data == nil {
+		return figs, nil, nil
+	}
+	b, err := json.Marshal(out.Data)
+	if err != nil {
+		return figs, nil, fmt.Errorf("the %s workload's figures: %w", wl.Name(), err)
+	}
+	return figs, map[string]json.RawMessage{out.Key: b}, nil
 }
 
 // Prepared is a target, driver and workload ready to run, with properties
@@ -301,6 +316,11 @@ func (p *Prepared) Close() error {
 // wrong with the properties is found before a cluster starts. The
 // returned Prepared has no driver.
 func CheckProperties(t *targets.Target, phase runner.Phase, p *properties.Properties) (*Prepared, error) {
+	return checkProperties(workload.Builtin(), t, phase, p)
+}
+
+// checkProperties is CheckProperties with the workloads of reg.
+func checkProperties(reg *workload.Registry, t *targets.Target, phase runner.Phase, p *properties.Properties) (*Prepared, error) {
 	t.ApplyDefaults(p)
 	out := &Prepared{Target: t}
 	// launcher options are known (a driver checking its prefix lets them
@@ -314,8 +334,12 @@ func CheckProperties(t *targets.Target, phase runner.Phase, p *properties.Proper
 	}
 	p.Declare(workload.IgnoredYCSBKeys()...)
 	for _, k := range workload.IgnoredYCSBKeys() {
-		if k == "workload" && (strings.HasSuffix(p.String(k, ""), ".CoreWorkload") || p.String(k, "") == "tpcc") {
-			continue // what every YCSB workload file says, and what faultbench runs (tpcc: the TPC-C workload)
+		if k == "workload" && p.Has(k) {
+			if _, ok := reg.Lookup(p.String(k, "")); !ok {
+				src, _ := p.SourceOf(k)
+				out.Warnings = append(out.Warnings, fmt.Sprintf("workload %s (%s) is no registered workload (%s): faultbench runs YCSB's CoreWorkload", p.String(k, ""), src, strings.Join(reg.Names(), ", ")))
+			}
+			continue // CoreWorkload's class name in every YCSB workload file, or a registered workload's name
 		}
 		if p.Has(k) {
 			src, _ := p.SourceOf(k)
@@ -323,7 +347,7 @@ func CheckProperties(t *targets.Target, phase runner.Phase, p *properties.Proper
 		}
 	}
 	p.Declare(ycsbHonoured()...)
-	wl, err := workload.New(p)
+	wl, err := reg.New(p)
 	if err != nil {
 		return nil, &InvalidError{Err: err}
 	}
@@ -364,8 +388,13 @@ func ycsbHonoured() []string {
 // cluster of target t (properties first, else the cluster `cluster up`
 // started) and builds the driver.
 func Prepare(ctx context.Context, t *targets.Target, phase runner.Phase, p *properties.Properties, stateDir string) (*Prepared, error) {
+	return prepare(ctx, workload.Builtin(), t, phase, p, stateDir)
+}
+
+// prepare is Prepare with the workloads of reg.
+func prepare(ctx context.Context, reg *workload.Registry, t *targets.Target, phase runner.Phase, p *properties.Properties, stateDir string) (*Prepared, error) {
 	kind := t.Kind
-	out, err := CheckProperties(t, phase, p)
+	out, err := checkProperties(reg, t, phase, p)
 	if err != nil {
 		return nil, err
 	}
@@ -455,9 +484,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if out.Result.Dropped > 0 {
 		fmt.Fprintf(&summary, "[OVERALL], DroppedOperations, %d\n", out.Result.Dropped)
 	}
-	if out.TPCC != nil {
-		fmt.Fprintf(&summary, "[TPC-C], tpmC, %.1f\n[TPC-C], tpm (all five), %.1f\n", out.TPCC.TpmC, out.TPCC.Tpm)
-	}
+	report.WriteFigures(&summary, out.Figures)
 	if export != nil {
 		if _, err := export.Write(summary.Bytes()); err != nil {
 			return out, fmt.Errorf("exportfile %s: %w", export.Name(), err)
@@ -660,8 +687,11 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 		PeakRSSBytes: PeakRSS(), ErrorSamples: res.Samples,
 		PerClient: analyze.PerClient(totals.Clients, prep.Workload.OpNames(), totals.Duration),
 	}
-	sum.TPCC = tpccOf(prep.Workload, set.Runner.Phase, sum.Totals)
-	out.TPCC = sum.TPCC
+	sum.Figures, sum.Sections, err = summarize(prep.Workload, set.Runner.Phase, sum.Totals)
+	if err != nil {
+		terrs = append(terrs, err)
+	}
+	out.Figures, out.Sections = sum.Figures, sum.Sections
 	out.PerClient, out.Clients = sum.PerClient, set.Runner.Clients
 	if err := rundir.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
 		return out, err

@@ -22,7 +22,7 @@ func PlanScenario(s ScenarioSpec) error {
 	if err != nil {
 		return err
 	}
-	prep, err := CheckProperties(r.tgt, runner.Run, r.runProperties(r.sc.Load.Rate.OpsPerSec))
+	prep, err := checkProperties(r.s.Workloads, r.tgt, runner.Run, r.runProperties(r.sc.Load.Rate.OpsPerSec))
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/internal/targets"
+	"github.com/faultbench/faultbench/internal/workload"
 )
 
 // ScenarioSpec is one `faultbench scenario` (or `demo`) invocation.
@@ -49,6 +50,11 @@ type ScenarioSpec struct {
 	// Faults is the registry the schedule's fault kinds are looked up in;
 	// nil means fault.NewRegistry().
 	Faults *fault.Registry
+	// Workloads is the registry the scenario's workload (its workload
+	// property) and its checks are looked up in; nil means
+	// workload.Builtin(). Client processes (load.client_processes) build
+	// their workload from the built-in registry.
+	Workloads *workload.Registry
 	// Processes runs the measured phase when its client groups are to be
 	// separate processes (load.client_processes, or clients.process=true):
 	// distrib.Execute. Nil refuses such a scenario.
@@ -136,10 +142,15 @@ func scenarioSource(sc *scenario.Scenario, field string) properties.Source {
 // the driver and workload from p, write run.properties, execute with h.
 // The load phase, the calibration, the UPB's load and probes run through it.
 func Phase(ctx context.Context, t *targets.Target, ph runner.Phase, p *properties.Properties, stateDir, dir string, h Hooks) (*Outcome, error) {
+	return phase(ctx, workload.Builtin(), t, ph, p, stateDir, dir, h)
+}
+
+// phase is Phase with the workloads of reg.
+func phase(ctx context.Context, reg *workload.Registry, t *targets.Target, ph runner.Phase, p *properties.Properties, stateDir, dir string, h Hooks) (*Outcome, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	prep, err := Prepare(ctx, t, ph, p, stateDir)
+	prep, err := prepare(ctx, reg, t, ph, p, stateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +185,9 @@ func (s *ScenarioSpec) FillDefaults() {
 	}
 	if s.Faults == nil {
 		s.Faults = fault.NewRegistry()
+	}
+	if s.Workloads == nil {
+		s.Workloads = workload.Builtin()
 	}
 }
 
@@ -226,7 +240,7 @@ func (s *ScenarioSpec) BaseProperties(tgt *targets.Target) (*properties.Properti
 // run's driver once to look. Errors name the scenario file and field.
 func (s *ScenarioSpec) checkClientFaults(ctx context.Context, t *targets.Target, steps fault.Schedule, reg *fault.Registry, p *properties.Properties) error {
 	p.Set("maxexecutiontime", "1s") // a run needs an end; this one never runs
-	prep, err := Prepare(ctx, t, runner.Run, p, s.StateDir)
+	prep, err := prepare(ctx, s.Workloads, t, runner.Run, p, s.StateDir)
 	if err != nil {
 		return err
 	}

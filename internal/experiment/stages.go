@@ -62,6 +62,9 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if err != nil {
 		return nil, &InvalidError{Err: fmt.Errorf("%s: field target.kind: %w", s.File, err)}
 	}
+	if err := sc.CheckChecks(s.Workloads); err != nil {
+		return nil, &InvalidError{Err: fmt.Errorf("%s: %w", s.File, err)}
+	}
 	sc.Resolve(tgt.DefaultVictim)
 	if sc.Target.Nodes == 0 {
 		sc.Target.Nodes = tgt.Size.Nodes
@@ -127,8 +130,12 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	// the calibration, which share them) is checked before the cluster
 	// starts; the driver's own keys are checked when it connects
 	p := r.runProperties(0)
-	if _, err := CheckProperties(tgt, runner.Run, p); err != nil {
+	prep, err := checkProperties(s.Workloads, tgt, runner.Run, p)
+	if err != nil {
 		return nil, err // the properties' sources name the file and line or the --set
+	}
+	if err := checkWorkloadChecks(s.Workloads, s.File, sc.Checks, prep.Workload); err != nil {
+		return nil, &InvalidError{Err: err}
 	}
 	if r.procs, err = WantsClientProcesses(p, runner.Run); err != nil {
 		return nil, &InvalidError{Err: err}
@@ -285,7 +292,7 @@ func (r *scenarioRun) load(ctx context.Context) error {
 		rate = fmt.Sprintf("at %s inserts/s", lr)
 	}
 	fmt.Fprintf(r.s.Err, "loading records with %d threads, %s ...\n", r.sc.Load.LoadThreads, rate)
-	_, err := Phase(ctx, r.tgt, runner.Load, p, r.s.StateDir, r.run.Path("load"), Hooks{})
+	_, err := phase(ctx, r.s.Workloads, r.tgt, runner.Load, p, r.s.StateDir, r.run.Path("load"), Hooks{})
 	return err
 }
 
@@ -303,7 +310,7 @@ func (r *scenarioRun) calibrate(ctx context.Context) error {
 	p.Set("maxexecutiontime", (cd * 4 / 5).String())
 	p.Set("warmup", (cd / 5).String())
 	fmt.Fprintf(r.s.Err, "calibrating capacity: closed loop, %d threads, %s ...\n", ld.Threads, cd)
-	co, err := Phase(ctx, r.tgt, runner.Run, p, r.s.StateDir, r.run.Path("calibration"), Hooks{})
+	co, err := phase(ctx, r.s.Workloads, r.tgt, runner.Run, p, r.s.StateDir, r.run.Path("calibration"), Hooks{})
 	if err != nil {
 		return err
 	}
@@ -345,7 +352,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	if r.procs {
 		return r.measureProcesses(ctx, p, hooks.Tasks)
 	}
-	prep, err := Prepare(ctx, r.tgt, runner.Run, p, r.s.StateDir)
+	prep, err := prepare(ctx, r.s.Workloads, r.tgt, runner.Run, p, r.s.StateDir)
 	if err != nil {
 		return err
 	}
@@ -368,7 +375,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	r.sum.Totals = rundir.TotalsOf(ro.Totals)
 	r.sum.PerClient = ro.PerClient
 	r.sum.ErrorSamples = ro.Result.Samples
-	r.sum.TPCC = ro.TPCC
+	r.sum.Figures, r.sum.Sections = ro.Figures, ro.Sections
 	r.noteSchedErr()
 	return nil
 }
@@ -376,7 +383,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 // measureProcesses runs the measured phase with its client groups as
 // separate processes (ScenarioSpec.Processes), the tasks alongside.
 func (r *scenarioRun) measureProcesses(ctx context.Context, p *properties.Properties, tasks []Task) error {
-	prep, err := CheckProperties(r.tgt, runner.Run, p)
+	prep, err := checkProperties(r.s.Workloads, r.tgt, runner.Run, p)
 	if err != nil {
 		return err
 	}
@@ -469,9 +476,7 @@ func (r *scenarioRun) restoreAndCheck(ctx context.Context) error {
 			r.sum.Checks["stale-reads"] = res.ReadsOK()
 		}
 	}
-	if contains(r.sc.Checks, "tpcc-consistency") && ctx.Err() == nil {
-		r.checkTPCC(ctx)
-	}
+	r.runWorkloadChecks(ctx)
 	return nil
 }
 

@@ -25,7 +25,7 @@ type Measured struct {
 
 // WriteScenarioSummary prints what the end of a scenario shows on the
 // terminal: the YCSB summary of the measured phase (m; nil when it did not
-// measure), the TPC-C figures, the results table and the elasticity table
+// measure), the workload's figures, the results table and the elasticity table
 // drawn from sum, and the checks' verdicts.
 func WriteScenarioSummary(w io.Writer, sum *rundir.Summary, m *Measured) {
 	writeScenarioSummary(w, sum, m, metricRows())
@@ -40,9 +40,7 @@ func writeScenarioSummary(w io.Writer, sum *rundir.Summary, m *Measured, defs []
 			WriteClients(w, sum.PerClient)
 		}
 	}
-	if sum.TPCC != nil {
-		fmt.Fprintf(w, "[TPC-C], tpmC, %.1f\n[TPC-C], tpm (all five), %.1f\n", sum.TPCC.TpmC, sum.TPCC.Tpm)
-	}
+	WriteFigures(w, sum.Figures)
 	if sum.Analysis != nil {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, resultsText(defs, []string{sum.Scenario}, []source{summarySource(sum)}))
@@ -76,9 +74,7 @@ func writeScenarioSummary(w io.Writer, sum *rundir.Summary, m *Measured, defs []
 			}
 		}
 	}
-	if ok, ran := sum.Checks["tpcc-consistency"]; ran {
-		fmt.Fprintf(w, "\ntpcc-consistency check: %s\n", verdict(ok))
-	}
+	WriteChecks(w, sum.Checks, "lost-writes", "stale-reads") // the workload's checks; those two are above
 	for _, e := range sum.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)
 	}

@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"encoding/json"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -40,7 +41,6 @@ type Summary struct {
 	PerClient  *analyze.ClientSpread `json:"per_client,omitempty"`
 	Analysis   *analyze.Report       `json:"availability,omitempty"`
 	LostWrites *check.Result         `json:"lost_writes,omitempty"`
-	TPCC       *TPCC                 `json:"tpcc,omitempty"` // workload=tpcc: tpmC, tpm, aborts per type
 	Errors     []string              `json:"errors,omitempty"`
 	// ErrorSamples holds, per operation and error class, the text of the
 	// first error of that kind: what the database said.
@@ -61,6 +61,13 @@ type Summary struct {
 	FaultKinds []kind.Description `json:"fault_kinds,omitempty"`
 	// PeakRSSBytes is faultbench's own peak resident memory.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// Figures are a program workload's headline numbers (TPC-C: tpmC,
+	// tpm), in its order; none for CoreWorkload.
+	Figures []Figure `json:"workload_figures,omitempty"`
+	// Sections are a program workload's own parts of summary.json, each
+	// written under its top-level key (TPC-C: tpcc, docs/tpcc.md); a
+	// reader that does not know the workload keeps them as they are.
+	Sections map[string]json.RawMessage `json:"-"`
 }
 
 // CalibrationInfo records a scenario's closed-loop capacity run.

@@ -7,19 +7,21 @@ import (
 
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/outcome"
-	"github.com/faultbench/faultbench/internal/workload"
+	"github.com/faultbench/faultbench/internal/workload/program"
 )
-
-// errNoProgramTxn is returned for a program workload on a driver without
-// transactions.
-var errNoProgramTxn = errors.New("the target's driver has no transactions (the tpcc workload needs one, e.g. txkv, postgres-ha, galera)")
 
 // nextProgramOp asks the worker's terminal for its next operation. In the
 // run phase it waits the terminal's pause (keying and think times) first;
-// false means the worker stops (load complete, stopped or out of time).
+// false means the worker stops (load complete, stopped or out of time). A
+// terminal without load operations (not a program.LoadTerminal) has
+// nothing to load.
 func (w *worker) nextProgramOp(ctx context.Context) bool {
 	if w.cfg.Phase == Load {
-		op, ok := w.term.NextLoad()
+		lt, ok := w.term.(program.LoadTerminal)
+		var op int
+		if ok {
+			op, ok = lt.NextLoad()
+		}
 		if !ok {
 			w.exhausted = true
 		}
@@ -45,28 +47,42 @@ func (w *worker) nextProgramOp(ctx context.Context) bool {
 	}
 }
 
-// executeProgram runs the terminal's operation with transactions of the
-// driver: SQL transactions when the driver speaks SQL, else key-value
-// transactions.
+// executeProgram runs the terminal's operation on the driver as
+// ProgramDB adapts it. A workload that needs transactions the driver does
+// not have (program.ErrNoTransactions) is rejected.
 func (w *worker) executeProgram(ctx context.Context) error {
-	if sd, ok := w.r.Driver.(driver.SQL); ok {
-		return w.term.Execute(ctx, workload.DB{SQL: func(ctx context.Context) (workload.SQLTransaction, error) {
+	err := w.term.Execute(ctx, ProgramDB(w.r.Driver))
+	if errors.Is(err, program.ErrNoTransactions) {
+		return outcome.Classified(outcome.Rejected, w.r.Workload.Name(), err)
+	}
+	return err
+}
+
+// ProgramDB adapts a driver to the database a program workload's
+// operations and checks run on: SQL transactions when the driver speaks
+// SQL, else key-value transactions when it has them, and the driver
+// itself.
+func ProgramDB(d driver.Driver) program.DB {
+	db := program.DB{Driver: d}
+	if sd, ok := d.(driver.SQL); ok {
+		db.SQL = func(ctx context.Context) (program.SQLTx, error) {
 			tx, err := sd.BeginSQL(ctx)
 			if err != nil {
 				return nil, err
 			}
 			return tx, nil
-		}, Dialect: sd.SQLDialect()})
-	}
-	td, ok := w.r.Driver.(driver.Transactional)
-	if !ok {
-		return outcome.Classified(outcome.Rejected, "tpcc", errNoProgramTxn)
-	}
-	return w.term.Execute(ctx, workload.DB{KV: func(ctx context.Context) (workload.Transaction, error) {
-		tx, err := td.Begin(ctx)
-		if err != nil {
-			return nil, err
 		}
-		return tx, nil
-	}})
+		db.Dialect = sd.SQLDialect()
+		return db
+	}
+	if td, ok := d.(driver.Transactional); ok {
+		db.KV = func(ctx context.Context) (program.Txn, error) {
+			tx, err := td.Begin(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return tx, nil
+		}
+	}
+	return db
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/fault/kind"
+	"github.com/faultbench/faultbench/internal/workload"
 	"gopkg.in/yaml.v3"
 )
 
@@ -249,8 +251,29 @@ func ParseRate(s string) (Rate, error) {
 // -threads of faultbench run).
 const MaxThreads = 10000
 
-// KnownChecks lists the check names a scenario may use.
-func KnownChecks() []string { return []string{"lost-writes", "tpcc-consistency"} }
+// KnownChecks lists the check names a scenario may use with the
+// workloads of reg (nil: workload.Builtin()): lost-writes, which works
+// with any workload that writes rows, and the checks the workloads own
+// (TPC-C's tpcc-consistency, ...).
+func KnownChecks(reg *workload.Registry) []string {
+	if reg == nil {
+		reg = workload.Builtin()
+	}
+	return append([]string{"lost-writes"}, reg.CheckNames()...)
+}
+
+// CheckChecks refuses check names that are not in KnownChecks(reg), with
+// the field of each and the list of the known ones.
+func (s *Scenario) CheckChecks(reg *workload.Registry) error {
+	known := KnownChecks(reg)
+	var errs []error
+	for i, c := range s.Checks {
+		if !slices.Contains(known, c) {
+			errs = append(errs, &FieldError{Field: fmt.Sprintf("checks[%d]", i), Msg: fmt.Sprintf("%q: allowed %s", c, strings.Join(known, ", "))})
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // Load reads a scenario file, applies sets (path=value) and validates.
 // Errors name the file and field.
@@ -263,8 +286,15 @@ func LoadFile(path string, sets []string) (*Scenario, error) {
 }
 
 // Parse decodes a scenario document; name is used in errors. Every error
-// names where the value came from: the file and line, or the --set.
+// names where the value came from: the file and line, or the --set. Check
+// names are those of the built-in workloads (ParseWith).
 func Parse(b []byte, name string, sets []string) (*Scenario, error) {
+	return ParseWith(b, name, sets, nil)
+}
+
+// ParseWith is Parse with the checks of the workloads of reg (nil:
+// workload.Builtin()).
+func ParseWith(b []byte, name string, sets []string, reg *workload.Registry) (*Scenario, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
 		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
@@ -313,7 +343,7 @@ func Parse(b []byte, name string, sets []string) (*Scenario, error) {
 	}
 	sc.src = src
 	errs = sc.checkExplicitZero(src)
-	if err := sc.Validate(); err != nil {
+	if err := sc.validate(reg); err != nil {
 		errs = append(errs, unjoin(err)...)
 	}
 	if len(errs) > 0 {
@@ -443,8 +473,12 @@ func decodeStrict(n *yaml.Node, v any) error {
 }
 
 // Validate checks fields without knowing the targets (the runner checks
-// the target kind, workload file and fault names against its registries).
-func (s *Scenario) Validate() error {
+// the target kind, workload file and fault names against its registries),
+// check names against the built-in workloads' (see CheckChecks).
+func (s *Scenario) Validate() error { return s.validate(nil) }
+
+// validate is Validate with the checks of the workloads of reg.
+func (s *Scenario) validate(reg *workload.Registry) error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
@@ -541,14 +575,8 @@ func (s *Scenario) Validate() error {
 			bad(field(paramField(st, e.Param)), "%v", e)
 		}
 	}
-	known := map[string]bool{}
-	for _, c := range KnownChecks() {
-		known[c] = true
-	}
-	for i, c := range s.Checks {
-		if !known[c] {
-			bad(fmt.Sprintf("checks[%d]", i), "%q: allowed %s", c, strings.Join(KnownChecks(), ", "))
-		}
+	if err := s.CheckChecks(reg); err != nil {
+		errs = append(errs, unjoin(err)...)
 	}
 	a := s.Analysis
 	if a.DownFraction < 0 || a.DownFraction >= 1 || a.RecoverTol < 0 || a.RecoverTol >= 1 || a.SteadyTolerance < 0 || a.SteadyTolerance >= 1 {

@@ -104,6 +104,13 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	})
+	t.Run("internal/workload/program", func(t *testing.T) {
+		for _, imp := range internalImports(t, "internal/workload/program") {
+			if imp != "internal/properties" {
+				t.Errorf("internal/workload/program imports %s: the program workload contract is a leaf every workload and the harness import", imp)
+			}
+		}
+	})
 	t.Run("internal/txkv", func(t *testing.T) {
 		for _, sub := range []string{"internal/txkv/coord", "internal/txkv/server", "internal/txkv/client"} {
 			for _, imp := range internalImports(t, sub) {

@@ -1,69 +1,42 @@
 package workload
 
 import (
-	"context"
+	"fmt"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/properties"
-	"github.com/faultbench/faultbench/internal/workload/tpcc"
+	"github.com/faultbench/faultbench/internal/workload/program"
 )
-
-// keyWorkload is YCSB's workload class property; the value "tpcc" selects
-// the TPC-C workload (internal/workload/tpcc) instead of CoreWorkload.
-const keyWorkload = "workload"
 
 // Transaction is one database transaction: the methods of driver.Txn
 // (the workload package does not depend on drivers; a driver.Txn is a
 // Transaction).
-type Transaction = tpcc.Txn
+type Transaction = program.Txn
 
 // Begin begins a transaction (the runner adapts driver.Transactional).
-type Begin = tpcc.Begin
+type Begin = program.Begin
 
 // SQLTransaction is one SQL transaction: the methods of driver.SQLTxn.
-type SQLTransaction = tpcc.SQLTx
+type SQLTransaction = program.SQLTx
 
 // BeginSQL begins an SQL transaction (the runner adapts driver.SQL).
-type BeginSQL = tpcc.BeginSQL
+type BeginSQL = program.BeginSQL
 
-// DB is the database a program workload's transactions run on: key-value
-// transactions or SQL transactions in a dialect.
-type DB = tpcc.DB
+// DB is the database a program workload's transactions and checks run on
+// (see program.DB).
+type DB = program.DB
 
 // Terminal is one worker's source of a program workload's operations:
-// whole transactions the workload itself runs.
-type Terminal interface {
-	// NextLoad picks the next load transaction and returns its operation
-	// index; false once the load is complete.
-	NextLoad() (op int, ok bool)
-	// Next picks the next run-phase transaction: its operation index and
-	// how long to wait before its intended start (keying and think times).
-	Next() (op int, pause time.Duration)
-	// Execute runs the picked operation with transactions of db.
-	Execute(ctx context.Context, db DB) error
-}
+// whole transactions the workload itself runs (see program.Terminal).
+type Terminal = program.Terminal
 
 // Program is a workload whose operations are its own transactions
-// (TPC-C) rather than YCSB row operations.
-type Program interface {
-	// OpNames names the operations; an operation index is a position.
-	OpNames() []string
-	// LoadUnits is the number of load transactions.
-	LoadUnits() int64
-	// NewTerminal returns worker id's terminal for the run's seed.
-	NewTerminal(id int, seed int64) Terminal
-}
+// (TPC-C) rather than YCSB row operations (see package program).
+type Program = program.Program
 
-// tpccProgram adapts *tpcc.Workload to Program.
-type tpccProgram struct{ *tpcc.Workload }
-
-func (p tpccProgram) NewTerminal(id int, seed int64) Terminal {
-	return p.Workload.NewTerminal(id, seed)
-}
-
-// newProgram builds the workload selected by workload=tpcc.
-func newProgram(p *properties.Properties) (*Workload, error) {
-	w := &Workload{table: "tpcc"}
+// newProgram builds the program workload of entry e from p.
+func newProgram(e Entry, p *properties.Properties) (*Workload, error) {
+	w := &Workload{table: e.Name, entry: e}
 	var err error
 	if w.operationCount, err = p.Int(keyOperationCount, 0); err != nil {
 		return nil, err
@@ -74,28 +47,34 @@ func newProgram(p *properties.Properties) (*Workload, error) {
 	if w.seed, err = p.Int(keySeed, time.Now().UnixNano()); err != nil {
 		return nil, err
 	}
-	cfg, err := tpcc.FromProperties(p, w.seed)
-	if err != nil {
+	if w.prog, err = e.Kind.New(p, w.seed); err != nil {
 		return nil, err
 	}
-	tw, err := tpcc.New(cfg)
-	if err != nil {
-		return nil, err
+	if w.prog == nil {
+		return nil, fmt.Errorf("workload %s: built no program", e.Name)
 	}
-	w.program = tpccProgram{tw}
-	w.insertCount = tw.LoadUnits()
+	if l, ok := w.prog.(program.Loader); ok {
+		w.insertCount = l.LoadUnits()
+	}
 	return w, nil
 }
 
 // Program returns the program workload's operations, or nil for
 // CoreWorkload.
-func (w *Workload) Program() Program { return w.program }
+func (w *Workload) Program() Program { return w.prog }
 
 // OpNames returns the names of the workload's operations: the program's,
 // or every OpKind's (the package function OpNames).
 func (w *Workload) OpNames() []string {
-	if w.program != nil {
-		return w.program.OpNames()
+	if w.prog != nil {
+		return w.prog.OpNames()
 	}
 	return OpNames()
 }
+
+// Name returns the name of the workload's registry entry ("core" for
+// YCSB's CoreWorkload).
+func (w *Workload) Name() string { return w.entry.Name }
+
+// Entry returns the workload's registry entry.
+func (w *Workload) Entry() Entry { return w.entry }

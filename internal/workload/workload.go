@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/workload/program"
 )
 
 // OpKind is the kind of one workload operation.
@@ -196,7 +197,7 @@ func Keys() []string {
 // are not in this list. The slice is fresh on every call.
 func IgnoredYCSBKeys() []string {
 	return []string{
-		"workload",                    // Java class of the workload; faultbench runs CoreWorkload (or TPC-C for the value tpcc)
+		"workload",                    // Java class of the workload, or the name of a registered workload (Registry.New)
 		"db",                          // Java class of the DB binding; faultbench takes a target
 		"exporter",                    // measurement exporter class
 		"measurementtype",             // histogram|hdrhistogram|timeseries|raw
@@ -264,7 +265,8 @@ type Workload struct {
 
 	txnOps int // row operations per transaction; 0 = no transactions
 
-	program Program // workload=tpcc: the operations are the program's transactions
+	entry Entry           // the registry entry it was built from
+	prog  program.Program // a program workload's operations (TPC-C's transactions); nil for CoreWorkload
 
 	loadNext atomic.Int64 // load sequence offset from insertStart
 	seqNext  atomic.Int64 // sequential request distribution counter
@@ -280,12 +282,15 @@ type opWeight struct {
 // of IgnoredYCSBKeys) on p, so p.Unknown() afterwards lists only keys nobody
 // knows. Invalid values are reported with the property name and where it was
 // set. New does not modify any value in p.
+//
+// The workload property selects the workload among the built-in ones
+// (Builtin().New); see Registry.New.
 func New(p *properties.Properties) (*Workload, error) {
-	p.Declare(Keys()...)
-	p.Declare(IgnoredYCSBKeys()...)
-	if p.String(keyWorkload, "") == "tpcc" {
-		return newProgram(p)
-	}
+	return Builtin().New(p)
+}
+
+// newCore builds YCSB's CoreWorkload from p.
+func newCore(p *properties.Properties) (*Workload, error) {
 	w := &Workload{}
 	var err error
 	fail := func(e error) (*Workload, error) { return nil, e }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/check"
 	txkvdriver "github.com/faultbench/faultbench/internal/driver/txkv"
 	"github.com/faultbench/faultbench/internal/launcher"
 	txkvl "github.com/faultbench/faultbench/internal/launcher/txkv"
@@ -157,7 +156,7 @@ func sumDistricts(ctx context.Context, e *env, field string) (int64, error) {
 }
 
 func consistent(ctx context.Context, e *env) error {
-	res, err := check.TPCCConsistency(ctx, e.d, 4)
+	res, err := tpcc.Consistency(ctx, e.d, 4)
 	if err != nil {
 		return err
 	}
@@ -400,7 +399,7 @@ func TestConsistencyCheckFindsViolations(t *testing.T) {
 				t.Fatal(err)
 			}
 			eventually(t, "the violation reported", func() error {
-				res, err := check.TPCCConsistency(ctx, e.d, 4)
+				res, err := tpcc.Consistency(ctx, e.d, 4)
 				if err != nil {
 					return err
 				}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/scenario"
+	"github.com/faultbench/faultbench/internal/workload/tpcc"
 	"github.com/faultbench/faultbench/workloads"
 )
 
@@ -62,8 +64,9 @@ func TestShortFailureScenario(t *testing.T) {
 	if ok, ran := sum.Checks["tpcc-consistency"]; !ran || !ok {
 		t.Errorf("tpcc-consistency: ran %v, passed %v", ran, ok)
 	}
-	if sum.TPCC == nil || sum.TPCC.TpmC <= 0 || sum.TPCC.Tpm < sum.TPCC.TpmC {
-		t.Fatalf("TPC-C figures: %+v", sum.TPCC)
+	var fig tpcc.Figures
+	if err := json.Unmarshal(sum.Sections[tpcc.SummaryKey], &fig); err != nil || fig.TpmC <= 0 || fig.Tpm < fig.TpmC {
+		t.Fatalf("TPC-C figures: %+v (%v)", fig, err)
 	}
 	for _, name := range []string{"NEW-ORDER", "PAYMENT", "ORDER-STATUS", "DELIVERY", "STOCK-LEVEL"} {
 		if sum.Totals.PerOp[name].Count == 0 {
@@ -77,7 +80,7 @@ func TestShortFailureScenario(t *testing.T) {
 		t.Fatalf("analysis: %+v", sum.Analysis)
 	}
 	f := sum.Analysis.Faults[0]
-	t.Logf("tpmC %.0f; reconfiguration %.0f ms, peak New-Order latency %.0f ms, aborted %d", sum.TPCC.TpmC, f.ReconfigurationMs, f.PeakLatencyMs, f.AbortedOps)
+	t.Logf("tpmC %.0f; reconfiguration %.0f ms, peak New-Order latency %.0f ms, aborted %d", fig.TpmC, f.ReconfigurationMs, f.PeakLatencyMs, f.AbortedOps)
 	// New-Orders kept committing after the kill (the killed server's regions were taken over)
 	f2, err := os.Open(filepath.Join(res.Dir, "windows.csv"))
 	if err != nil {

@@ -7,19 +7,16 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/workload/program"
 )
 
-// SQLTx is one SQL transaction: the methods of driver.SQLTxn (this package
-// does not depend on drivers). Statements use ? for parameters.
-type SQLTx interface {
-	Exec(ctx context.Context, query string, args ...any) (int64, error)
-	Query(ctx context.Context, query string, args []any, row func(scan func(dest ...any) error) error) error
-	Commit(ctx context.Context) error
-	Abort(ctx context.Context) error
-}
+// SQLTx is one SQL transaction (program.SQLTx: the methods of
+// driver.SQLTxn). Statements use ? for parameters.
+type SQLTx = program.SQLTx
 
 // BeginSQL begins an SQL transaction.
-type BeginSQL func(ctx context.Context) (SQLTx, error)
+type BeginSQL = program.BeginSQL
 
 // SQL dialects (DB.Dialect).
 const (
@@ -27,15 +24,11 @@ const (
 	DialectMySQL    = "mysql" // MariaDB Galera
 )
 
-// DB is the database a terminal's transactions run on: a transactional
-// key-value store (KV; the tables as key ranges with index records) or an
-// SQL database (SQL; the standard nine-table schema) in Dialect. Exactly
-// one of KV and SQL is set.
-type DB struct {
-	KV      Begin
-	SQL     BeginSQL
-	Dialect string
-}
+// DB is the database a terminal's transactions run on (program.DB): a
+// transactional key-value store (KV; the tables as key ranges with index
+// records) or an SQL database (SQL; the standard nine-table schema) in
+// Dialect. When SQL is set, the SQL schema is used.
+type DB = program.DB
 
 // sqlSchema is the standard schema of clause 1.3 with its primary keys
 // and the two secondary indexes the transactions need (customers by last

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/check"
 	"github.com/faultbench/faultbench/internal/driver/sqldb"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/outcome"
@@ -167,7 +166,7 @@ func exec1(t *testing.T, ctx context.Context, db tpcc.DB, q string, args ...any)
 
 func consistentSQL(t *testing.T, ctx context.Context, db tpcc.DB) {
 	t.Helper()
-	res, err := check.TPCCConsistencySQL(ctx, db.SQL)
+	res, err := tpcc.ConsistencySQL(ctx, db.SQL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +395,7 @@ func TestSQLPopulationAndTransactions(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				exec1(t, ctx, db, tc.corrupt)
-				res, err := check.TPCCConsistencySQL(ctx, db.SQL)
+				res, err := tpcc.ConsistencySQL(ctx, db.SQL)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -28,21 +28,15 @@ import (
 
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/workload/program"
 )
 
-// Txn is one transaction of the database: the methods of driver.Txn (this
-// package does not depend on drivers).
-type Txn interface {
-	Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error)
-	Update(ctx context.Context, table, key string, values map[string][]byte) error
-	Insert(ctx context.Context, table, key string, values map[string][]byte) error
-	Delete(ctx context.Context, table, key string) error
-	Commit(ctx context.Context) error
-	Abort(ctx context.Context) error
-}
+// Txn is one transaction of the database (program.Txn: the methods of
+// driver.Txn; this package does not depend on drivers).
+type Txn = program.Txn
 
 // Begin begins a transaction.
-type Begin func(ctx context.Context) (Txn, error)
+type Begin = program.Begin
 
 // The operation indexes: the five transactions and the load.
 const (
@@ -346,7 +340,7 @@ func pickMix(n int) int {
 // completed business transaction and returns nil.
 func (t *Terminal) Execute(ctx context.Context, db DB) error {
 	if db.KV == nil && db.SQL == nil {
-		return errors.New("tpcc: no database to run on")
+		return fmt.Errorf("%w (the tpcc workload needs one, e.g. txkv, postgres-ha, galera)", program.ErrNoTransactions)
 	}
 	if t.op == OpLoad {
 		if db.SQL != nil {

@@ -1,4 +1,4 @@
-package check
+package tpcc
 
 import (
 	"context"
@@ -6,37 +6,35 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-
-	"github.com/faultbench/faultbench/internal/workload/tpcc"
 )
 
 // ScanReader reads single records and ranges of records in key order
 // (every driver.Driver is one).
 type ScanReader interface {
-	Reader
+	Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error)
 	Scan(ctx context.Context, table, startKey string, count int, fields []string) ([]map[string][]byte, error)
 }
 
-// TPCCResult is the verdict of the TPC-C consistency check.
-type TPCCResult struct {
+// ConsistencyResult is the verdict of the TPC-C consistency check.
+type ConsistencyResult struct {
 	Warehouses int      `json:"warehouses"`
 	Districts  int      `json:"districts"`
 	Violations []string `json:"violations,omitempty"` // one line per violated condition and place
 }
 
 // OK reports whether every condition held.
-func (r *TPCCResult) OK() bool { return len(r.Violations) == 0 }
+func (r *ConsistencyResult) OK() bool { return len(r.Violations) == 0 }
 
 // String is a one-line verdict.
-func (r *TPCCResult) String() string {
+func (r *ConsistencyResult) String() string {
 	if r.OK() {
 		return fmt.Sprintf("consistency conditions 1-4 hold in %d warehouses, %d districts", r.Warehouses, r.Districts)
 	}
 	return fmt.Sprintf("%d violations of the consistency conditions, first: %s", len(r.Violations), r.Violations[0])
 }
 
-// TPCCConsistency checks the TPC-C consistency conditions 1 to 4
-// (clause 3.3.2) on a quiescent TPC-C database loaded by the tpcc
+// Consistency checks the TPC-C consistency conditions 1 to 4
+// (clause 3.3.2) on a quiescent key-value TPC-C database loaded by this
 // workload:
 //
 //  1. W_YTD = sum(D_YTD) of the warehouse's districts;
@@ -47,13 +45,13 @@ func (r *TPCCResult) String() string {
 //
 // Districts are checked in parallel (at most parallel at a time); an error
 // is returned only when the database could not be read.
-func TPCCConsistency(ctx context.Context, r ScanReader, parallel int) (*TPCCResult, error) {
-	m, err := tpcc.ReadMeta(ctx, r)
+func Consistency(ctx context.Context, r ScanReader, parallel int) (*ConsistencyResult, error) {
+	m, err := ReadMeta(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	W := m.Warehouses()
-	res := &TPCCResult{Warehouses: int(W), Districts: int(W) * tpcc.DistrictsPerWarehouse}
+	res := &ConsistencyResult{Warehouses: int(W), Districts: int(W) * DistrictsPerWarehouse}
 	if parallel < 1 {
 		parallel = 1
 	}
@@ -70,7 +68,7 @@ func TPCCConsistency(ctx context.Context, r ScanReader, parallel int) (*TPCCResu
 		mu.Unlock()
 	}
 	for w := int64(1); w <= W; w++ {
-		for d := int64(1); d <= tpcc.DistrictsPerWarehouse; d++ {
+		for d := int64(1); d <= DistrictsPerWarehouse; d++ {
 			wg.Add(1)
 			sem <- struct{}{}
 			go func() {
@@ -92,7 +90,7 @@ func TPCCConsistency(ctx context.Context, r ScanReader, parallel int) (*TPCCResu
 		return nil, errors.Join(errs...)
 	}
 	for w := int64(1); w <= W; w++ {
-		rec, err := r.Read(ctx, tpcc.TWarehouse, tpcc.WarehouseKey(w), nil)
+		rec, err := r.Read(ctx, TWarehouse, WarehouseKey(w), nil)
 		if err != nil {
 			return nil, fmt.Errorf("warehouse %d: %w", w, err)
 		}
@@ -121,7 +119,7 @@ func intField(rec map[string][]byte, f string) (int64, error) {
 
 // checkDistrict checks conditions 2 to 4 of (w, d) and returns D_YTD.
 func checkDistrict(ctx context.Context, r ScanReader, w, d int64, violate func(string, ...any)) (int64, error) {
-	rec, err := r.Read(ctx, tpcc.TDistrict, tpcc.DistrictKey(w, d), nil)
+	rec, err := r.Read(ctx, TDistrict, DistrictKey(w, d), nil)
 	if err != nil {
 		return 0, err
 	}
@@ -135,7 +133,7 @@ func checkDistrict(ctx context.Context, r ScanReader, w, d int64, violate func(s
 	}
 	// orders: max(O_ID), sum(O_OL_CNT)
 	var maxO, sumOL int64
-	err = scanDistrict(ctx, r, tpcc.TOrder, tpcc.OrderKey(w, d, 0), "O_W_ID", "O_D_ID", w, d, func(rec map[string][]byte) (string, error) {
+	err = scanDistrict(ctx, r, TOrder, OrderKey(w, d, 0), "O_W_ID", "O_D_ID", w, d, func(rec map[string][]byte) (string, error) {
 		o, err := intField(rec, "O_ID")
 		if err != nil {
 			return "", err
@@ -146,14 +144,14 @@ func checkDistrict(ctx context.Context, r ScanReader, w, d int64, violate func(s
 		}
 		maxO = max(maxO, o)
 		sumOL += n
-		return tpcc.OrderKey(w, d, o), nil
+		return OrderKey(w, d, o), nil
 	})
 	if err != nil {
 		return 0, err
 	}
 	// new orders: max, min, count
 	var maxNO, minNO, countNO int64
-	err = scanDistrict(ctx, r, tpcc.TNewOrder, tpcc.OrderKey(w, d, 0), "NO_W_ID", "NO_D_ID", w, d, func(rec map[string][]byte) (string, error) {
+	err = scanDistrict(ctx, r, TNewOrder, OrderKey(w, d, 0), "NO_W_ID", "NO_D_ID", w, d, func(rec map[string][]byte) (string, error) {
 		o, err := intField(rec, "NO_O_ID")
 		if err != nil {
 			return "", err
@@ -163,14 +161,14 @@ func checkDistrict(ctx context.Context, r ScanReader, w, d int64, violate func(s
 		}
 		maxNO = max(maxNO, o)
 		countNO++
-		return tpcc.OrderKey(w, d, o), nil
+		return OrderKey(w, d, o), nil
 	})
 	if err != nil {
 		return 0, err
 	}
 	// order lines: count
 	var countOL int64
-	err = scanDistrict(ctx, r, tpcc.TOrderLine, tpcc.OrderLineKey(w, d, 0, 0), "OL_W_ID", "OL_D_ID", w, d, func(rec map[string][]byte) (string, error) {
+	err = scanDistrict(ctx, r, TOrderLine, OrderLineKey(w, d, 0, 0), "OL_W_ID", "OL_D_ID", w, d, func(rec map[string][]byte) (string, error) {
 		o, err := intField(rec, "OL_O_ID")
 		if err != nil {
 			return "", err
@@ -180,7 +178,7 @@ func checkDistrict(ctx context.Context, r ScanReader, w, d int64, violate func(s
 			return "", err
 		}
 		countOL++
-		return tpcc.OrderLineKey(w, d, o, n), nil
+		return OrderLineKey(w, d, o, n), nil
 	})
 	if err != nil {
 		return 0, err
@@ -226,16 +224,16 @@ func scanDistrict(ctx context.Context, r ScanReader, table, start, wf, df string
 	}
 }
 
-// TPCCConsistencySQL checks the TPC-C consistency conditions 1 to 4 (see
-// TPCCConsistency) on an SQL database loaded by the tpcc workload, with
+// ConsistencySQL checks the TPC-C consistency conditions 1 to 4 (see
+// Consistency) on an SQL database loaded by this workload, with
 // one aggregate query per condition in one read transaction.
-func TPCCConsistencySQL(ctx context.Context, begin tpcc.BeginSQL) (*TPCCResult, error) {
-	m, err := tpcc.ReadMetaSQL(ctx, begin)
+func ConsistencySQL(ctx context.Context, begin BeginSQL) (*ConsistencyResult, error) {
+	m, err := ReadMetaSQL(ctx, begin)
 	if err != nil {
 		return nil, err
 	}
 	W := m.Warehouses()
-	res := &TPCCResult{Warehouses: int(W), Districts: int(W) * tpcc.DistrictsPerWarehouse}
+	res := &ConsistencyResult{Warehouses: int(W), Districts: int(W) * DistrictsPerWarehouse}
 	tx, err := begin(ctx)
 	if err != nil {
 		return nil, err

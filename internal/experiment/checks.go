@@ -1,0 +1,72 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/runner"
+	"github.com/faultbench/faultbench/internal/workload"
+	"github.com/faultbench/faultbench/internal/workload/program"
+)
+
+// checkWorkloadChecks refuses a scenario's check that belongs to a
+// workload other than the one the scenario runs (wl); the checks no
+// workload owns (lost-writes) the scenario package validates.
+func checkWorkloadChecks(reg *workload.Registry, file string, checks []string, wl *workload.Workload) error {
+	for i, name := range checks {
+		if owner, ok := reg.CheckOwner(name); ok && owner.Name != wl.Name() {
+			return fmt.Errorf("%s: field checks[%d]: %s is a check of the %s workload; this scenario runs the %s workload", file, i, name, owner.Name, wl.Name())
+		}
+	}
+	return nil
+}
+
+// runWorkloadChecks runs the checks of the scenario's workload that the
+// scenario names, in the scenario's order, after the measured phase.
+func (r *scenarioRun) runWorkloadChecks(ctx context.Context) {
+	own := map[string]program.Check{}
+	for _, c := range r.prep.Workload.Entry().Checks() {
+		own[c.Name] = c
+	}
+	for _, name := range r.sc.Checks {
+		c, ok := own[name]
+		if !ok {
+			continue
+		}
+		if ctx.Err() != nil {
+			r.sum.ChecksSkipped = append(r.sum.ChecksSkipped, name+": skipped, the run was interrupted before the check")
+			continue
+		}
+		r.runCheck(ctx, c)
+	}
+}
+
+// runCheck runs one workload check against the measured run's driver:
+// its verdict goes to summary.json's checks_passed, a failure's text (or
+// the error that kept the check from being made) to its errors, and the
+// check is a phase of events.jsonl.
+func (r *scenarioRun) runCheck(ctx context.Context, c program.Check) {
+	fmt.Fprintf(r.s.Err, "checking %s ...\n", c.Doc)
+	evs := r.run.Events
+	evs.Emit(event.PhaseStart, "", "check")
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = program.DefaultCheckTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := c.Run(cctx, r.prep.Workload.Program(), runner.ProgramDB(r.prep.Driver))
+	if err != nil {
+		evs.Emit(event.PhaseEnd, "", "check: "+err.Error())
+		r.sum.Errors = append(r.sum.Errors, c.Name+": "+err.Error())
+		r.sum.Checks[c.Name] = false
+		return
+	}
+	evs.Emit(event.PhaseEnd, "", "check: "+v.Text)
+	fmt.Fprintf(r.s.Err, "%s: %s\n", c.Name, v.Text)
+	if !v.OK {
+		r.sum.Errors = append(r.sum.Errors, c.Name+": "+v.Text)
+	}
+	r.sum.Checks[c.Name] = v.OK
+}

@@ -48,10 +48,16 @@ func writePlan(w io.Writer, r *scenarioRun, wl *workload.Workload) {
 	if len(sc.Target.Driver) > 0 {
 		row("driver", "%s", kv(sc.Target.Driver))
 	}
-	row("workload", "%s: %d records, distribution %s; read %g update %g insert %g scan %g read-modify-write %g delete %g",
-		sc.Workload.YCSB, wl.RecordCount(), wl.RequestDistribution(),
-		wl.Proportion(workload.Read), wl.Proportion(workload.Update), wl.Proportion(workload.Insert),
-		wl.Proportion(workload.Scan), wl.Proportion(workload.ReadModifyWrite), wl.Proportion(workload.Delete))
+	what := "insert %d records"
+	if wl.Program() != nil {
+		what = "run %d load operations"
+		row("workload", "%s: %s, operations %s", sc.Workload.YCSB, wl.Entry().Doc, strings.Join(wl.OpNames(), ", "))
+	} else {
+		row("workload", "%s: %d records, distribution %s; read %g update %g insert %g scan %g read-modify-write %g delete %g",
+			sc.Workload.YCSB, wl.RecordCount(), wl.RequestDistribution(),
+			wl.Proportion(workload.Read), wl.Proportion(workload.Update), wl.Proportion(workload.Insert),
+			wl.Proportion(workload.Scan), wl.Proportion(workload.ReadModifyWrite), wl.Proportion(workload.Delete))
+	}
 	if ld.SkipLoad {
 		row("1. load", "skipped (load.skip_load)")
 	} else {
@@ -59,7 +65,7 @@ func writePlan(w io.Writer, r *scenarioRun, wl *workload.Workload) {
 		if ld.LoadRate.OpsPerSec > 0 {
 			rate = fmt.Sprintf("at %s inserts/s (about %s)", ld.LoadRate, roundDur(time.Duration(float64(wl.InsertCount())/ld.LoadRate.OpsPerSec*float64(time.Second))))
 		}
-		row("1. load", "insert %d records with %d threads, %s", wl.InsertCount(), ld.LoadThreads, rate)
+		row("1. load", what+" with %d threads, %s", wl.InsertCount(), ld.LoadThreads, rate)
 	}
 	if ld.Rate.Percent > 0 {
 		cd := ld.Calibration.D()

@@ -49,6 +49,35 @@ const (
 	paramBootstrap = "bootstrap"
 )
 
+// withFieldParams returns s with the built-in kinds' parameters that have
+// a field of their own but were given in Params moved into those fields, so
+// that messages and the plan show them; a value that does not check is
+// left where it is (validation reports it).
+func (s Step) withFieldParams() Step {
+	if len(s.Params) == 0 {
+		return s
+	}
+	vals, _ := kind.Builtin().CheckParams(string(s.Action), s.rawParams())
+	s.setFields(vals)
+	return s
+}
+
+// setFields sets the fields of the parameters in vals.
+func (s *Step) setFields(vals kind.Values) {
+	if _, ok := vals[paramHold]; ok {
+		s.Hold = vals.Duration(paramHold)
+	}
+	if _, ok := vals[paramCount]; ok {
+		s.Count = vals.Int(paramCount)
+	}
+	if _, ok := vals[paramStreaming]; ok {
+		s.Streaming = vals.String(paramStreaming)
+	}
+	if b, set := vals.Bool(paramBootstrap); set {
+		s.NoBootstrap = !b
+	}
+}
+
 // rawParams gathers the parameters the step sets: Params, and the fields
 // that are not at their zero value.
 func (s Step) rawParams() map[string]any {
@@ -83,6 +112,7 @@ func (s Step) String() string {
 // detail renders the action and what it acts on, as in event details:
 // "kill leader", "crash-client (flushes held back 1s)".
 func (s Step) detail() string {
+	s = s.withFieldParams()
 	if isScaleAction(s.Action) {
 		return scaleDetail(s)
 	}
@@ -387,10 +417,7 @@ func configure(reg *Registry, f Fault, st *Step, label string) error {
 	}
 	if vals != nil { // a kind without a description takes the fields as they are
 		st.Values = vals
-		st.Hold, st.Count, st.Streaming = vals.Duration(paramHold), vals.Int(paramCount), vals.String(paramStreaming)
-		if b, set := vals.Bool(paramBootstrap); set {
-			st.NoBootstrap = !b
-		}
+		st.setFields(vals)
 	}
 	if c, ok := f.(StepConfigurer); ok {
 		return c.ConfigureStep(*st, label)

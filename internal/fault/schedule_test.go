@@ -346,3 +346,30 @@ func TestFaultEventsCarryKind(t *testing.T) {
 		t.Errorf("fault events %v", seen)
 	}
 }
+
+// TestParamsInFields: parameters given in Params show in the step's text
+// and reach the fault as its fields would.
+func TestParamsInFields(t *testing.T) {
+	for _, tc := range []struct {
+		st   Step
+		want string
+	}{
+		{Step{Action: ActionAddNode, Params: map[string]string{"count": "3", "streaming": "5mbit"}}, "add-node 3 (streaming 5mbit)"},
+		{Step{Action: ActionAddNode, Params: map[string]string{"bootstrap": "false"}}, "add-node 1 (bootstrap false)"},
+		{Step{Action: ActionCrashClient, Params: map[string]string{"hold": "1s"}}, "crash-client (flushes held back 1s)"},
+		{Step{Action: ActionAddNode, Params: map[string]string{"count": "nine"}}, "add-node 1"}, // left to validation
+	} {
+		if got := tc.st.detail(); got != tc.want {
+			t.Errorf("detail of %+v = %q, want %q", tc.st, got, tc.want)
+		}
+	}
+	st := Step{Action: ActionCrashClient, Params: map[string]string{"hold": "2s"}}
+	f := &crashClientFault{}
+	if err := configure(NewRegistry(), f, &st, "c"); err != nil || f.hold != 2*time.Second || st.Hold != 2*time.Second {
+		t.Errorf("configure: %v, hold %v, step hold %v", err, f.hold, st.Hold)
+	}
+	st = Step{Action: ActionKill, Node: "n1", Params: map[string]string{"hold": "2s"}}
+	if err := configure(NewRegistry(), &killFault{}, &st, ""); err == nil || !strings.Contains(err.Error(), "hold is a parameter of crash-client only") {
+		t.Errorf("configure kill with hold: %v", err)
+	}
+}

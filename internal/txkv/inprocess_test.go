@@ -43,6 +43,8 @@ type cluster struct {
 	// sw switches replay paths off in every coordinator the cluster
 	// starts (negative controls)
 	sw coord.TestSwitches
+	// faults inject storage I/O errors into the named servers
+	faults map[string]func(written bool) error
 }
 
 type srv struct {
@@ -109,7 +111,8 @@ func (c *cluster) startCoord(l net.Listener, servers int) {
 }
 
 func (c *cluster) startServer(name string) {
-	s, err := server.New(server.Config{Name: name, Listener: listen(c.t), Coordinator: c.addr, Storage: filepath.Join(c.dir, "storage"), NoSync: true, Logger: quiet()})
+	s, err := server.New(server.Config{Name: name, Listener: listen(c.t), Coordinator: c.addr, Storage: filepath.Join(c.dir, "storage"), NoSync: true, Logger: quiet(),
+		StorageFault: c.faults[name]})
 	if err != nil {
 		c.t.Fatal(err)
 	}

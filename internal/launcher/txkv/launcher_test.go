@@ -605,3 +605,108 @@ func TestCoordinatorKillUnderLoad(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestServerPausedAcrossLease: a region server is paused (SIGSTOP) under
+// load until the recovery manager declared it failed and its regions
+// were recovered on the other server, then resumed (SIGCONT): a zombie.
+// It must write no region file after it was declared failed (its WAL
+// directory was moved aside by then, see coord.fenceWAL) and exit (it was declared failed); every
+// acknowledged commit stays readable at its commit timestamp.
+func TestServerPausedAcrossLease(t *testing.T) {
+	env, _ := isolate(t)
+	// a small memstore: every region is over the flush size all the time,
+	// so the zombie's flusher has something to write the moment it runs
+	c := up(t, env, 2, map[string]string{"txkv.heartbeat": "250ms", "txkv.session-timeout": "1s", "txkv.memstore-flush-size": "4096"})
+	l := txkvl.Launcher{}
+	ctx := context.Background()
+	cl := open(t, coordAddr(t, c))
+	defer cl.Close(ctx)
+	w := newWorkload(cl)
+	w.preload(t)
+	start := time.Now()
+	stop := make(chan struct{})
+	done := make(chan []int64)
+	go func() { done <- w.run(16, start, stop) }()
+	time.Sleep(2 * time.Second)
+
+	victim, _ := c.Node("s1")
+	pid := victim.PID
+	if err := launcher.Signal(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = launcher.Signal(pid, syscall.SIGCONT)
+		}
+	}()
+	var failedAt time.Time
+	for deadline := time.Now().Add(60 * time.Second); failedAt.IsZero(); {
+		st, err := txkvl.Status(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range st.Recoveries {
+			if r.Kind == "server" && r.Name == "s1" {
+				failedAt = r.Detected
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("s1 was not declared failed and recovered within 60 s of its pause")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := launcher.Signal(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	resumedAt := time.Now()
+	for deadline := time.Now().Add(30 * time.Second); launcher.Alive(pid); {
+		if time.Now().After(deadline) {
+			t.Fatal("the resumed server did not exit within 30 s (it was declared failed)")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("s1 paused, declared failed at %v, resumed %v later, exited after %v",
+		failedAt.Format("15:04:05.000"), resumedAt.Sub(failedAt).Round(time.Millisecond), time.Since(resumedAt).Round(time.Millisecond))
+	victim.PID, victim.Down = 0, true
+	// region files are named <unix nanoseconds>-<server>.rf
+	for _, f := range filesUnder(t, filepath.Join(txkvl.StorageDir(c), "regions"), "-s1.rf") {
+		ns, err := strconv.ParseInt(strings.SplitN(filepath.Base(f), "-", 2)[0], 10, 64)
+		if err == nil && time.Unix(0, ns).After(failedAt) {
+			t.Errorf("the zombie wrote region file %s after it was declared failed", f)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	err := l.WaitHealthy(wctx, c)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	close(stop)
+	<-done
+	w.verify(t)
+}
+
+// filesUnder lists the files under dir whose names end in suffix.
+func filesUnder(t *testing.T, dir, suffix string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, suffix) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -39,12 +39,16 @@ import (
 var (
 	// ErrAborted: the transaction lost a write-write conflict; it did not commit.
 	ErrAborted = errors.New("transaction aborted: write-write conflict")
-	// ErrNotCommitted: the coordinator refused the commit (the client had
-	// been declared failed, or the coordinator lost track of it).
+	// ErrNotCommitted: the coordinator refused the commit and it never
+	// will commit: the client had been declared failed before the
+	// transaction was decided (a commit decided before that is answered
+	// with its outcome, also after the client was removed).
 	ErrNotCommitted = errors.New("transaction not committed: the client was declared failed")
-	// ErrUnknownOutcome: the commit's outcome is not known yet (the
-	// coordinator did not answer in time); the client keeps asking and
-	// flushes the write-set if it committed.
+	// ErrUnknownOutcome: the commit's outcome is not known: the caller's
+	// context ended before the coordinator answered (the client keeps
+	// asking and flushes the write-set if it committed), or the
+	// coordinator does not know the client's registration any more (after
+	// a restart, a transaction that is not in its log).
 	ErrUnknownOutcome = errors.New("commit outcome unknown")
 	// ErrClosed: the client is closed.
 	ErrClosed = errors.New("client closed")
@@ -608,9 +612,11 @@ func (c *Client) commitAndFlush(in *incarnation, args *wire.CommitArgs, res chan
 		ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 		err := c.coord.Call(ctx, "Coord.Commit", args, &rep)
 		cancel()
-		if err == nil && rep.Code == wire.Unavailable {
-			// not decided: the coordinator replays its log after a
-			// restart; the same txn id is asked again
+		if err == nil && (rep.Code == wire.Unavailable || rep.Code == wire.Internal) {
+			// not known yet: the coordinator replays its log after a
+			// restart, its log sync is slow, or its stable storage failed
+			// and it stops (a restarted coordinator answers from its log);
+			// the same txn id is asked again
 			err = rep.Err()
 		} else if err == nil {
 			break
@@ -633,10 +639,21 @@ func (c *Client) commitAndFlush(in *incarnation, args *wire.CommitArgs, res chan
 		c.aborts.Add(1)
 		res <- commitResult{err: ErrAborted}
 		return
-	case wire.Dead, wire.Unknown:
+	case wire.Dead:
+		// the coordinator refused it: this registration was declared
+		// failed before the transaction was decided
 		in.tr.CommitEnded(args.TxnID)
 		c.declaredDead(in)
 		res <- commitResult{err: ErrNotCommitted}
+		return
+	case wire.Unknown:
+		// the coordinator does not know this registration (it restarted
+		// and the transaction is not in its log, or the client was
+		// removed long ago): it was not committed unless it was logged
+		// and the log truncated since, which only the data can tell
+		in.tr.CommitEnded(args.TxnID)
+		c.declaredDead(in)
+		res <- commitResult{err: fmt.Errorf("%w: %v", ErrUnknownOutcome, rep.Err())}
 		return
 	default:
 		in.tr.CommitEnded(args.TxnID)

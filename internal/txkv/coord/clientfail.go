@@ -47,6 +47,12 @@ func (c *Coordinator) clientFailed(cs *clientState, tf uint64) {
 	c.vis.FlushedClient(cs.id)
 	c.g.RemoveClient(cs.id)
 	delete(c.clients, cs.id)
+	c.gone[cs.id] = cs.outcomes
+	c.goneOrder = append(c.goneOrder, cs.id)
+	if len(c.goneOrder) > goneClients {
+		delete(c.gone, c.goneOrder[0])
+		c.goneOrder = c.goneOrder[1:]
+	}
 	c.recoveries = append(c.recoveries, wire.Recovery{Kind: "client", Name: cs.name, Detected: detected, Done: time.Now(), Replayed: len(recs), From: tf})
 	c.lg.Printf("client %s (%d) recovered: replayed %d write-sets committed after T_F %d in %v",
 		cs.name, cs.id, len(recs), tf, time.Since(detected).Round(time.Millisecond))

@@ -86,6 +86,8 @@ type TestSwitches struct {
 	// NoRestartReplay: a restarted coordinator does not replay its log
 	// before it serves transactions again.
 	NoRestartReplay bool
+	// LogFault injects I/O errors into the recovery log (seglog.Options.Fault).
+	LogFault func(written bool) error
 }
 
 // Validate checks c.
@@ -110,6 +112,7 @@ type outcome struct {
 	ts      uint64
 	seq     uint64
 	aborted bool
+	failed  bool // the recovery log or the oracle failed: not logged, the coordinator stops
 }
 
 type clientState struct {
@@ -191,6 +194,34 @@ type Coordinator struct {
 	crashed       bool
 	crash         chan struct{}
 	crashOnce     sync.Once
+	failErr       error // why the coordinator stopped (fail-stop), nil after Crash
+
+	// gone keeps the commit outcomes of clients removed after their
+	// failure, so that a commit retried after the removal learns what was
+	// decided (oldest first, at most goneClients)
+	gone      map[uint64]map[uint64]outcome
+	goneOrder []uint64
+}
+
+// goneClients bounds how many removed clients' outcomes are kept.
+const goneClients = 4096
+
+// ErrStorage is wrapped by the error Run returns when the coordinator
+// stopped because its stable storage failed (fail-stop).
+var ErrStorage = errors.New("stable storage failed")
+
+// failStopLocked stops the coordinator after an I/O error of its stable
+// storage (recovery log, timestamp reservation, metadata): it writes
+// nothing more, stops serving, and Run returns the error (the process
+// exits non-zero; a restart recovers from what is durable). Continuing
+// would answer commits whose durability is unknown. mu held.
+func (c *Coordinator) failStopLocked(err error) {
+	if c.failErr == nil && !c.crashed {
+		c.failErr = fmt.Errorf("coordinator: %w: %w", ErrStorage, err)
+		c.lg.Printf("stopping (fail-stop): %v", err)
+	}
+	c.crashed = true
+	c.crashOnce.Do(func() { close(c.crash) })
 }
 
 // tsoBlock is how many timestamps one reservation covers.
@@ -243,7 +274,7 @@ func New(cfg Config) (*Coordinator, error) {
 	if err := os.MkdirAll(cfg.Storage, 0o755); err != nil {
 		return nil, fmt.Errorf("coordinator: storage: %w", err)
 	}
-	rl, err := seglog.Open(seglog.Options{Dir: filepath.Join(cfg.Dir, "log"), SegmentBytes: cfg.LogSegmentBytes, NoSync: cfg.NoSync})
+	rl, err := seglog.Open(seglog.Options{Dir: filepath.Join(cfg.Dir, "log"), SegmentBytes: cfg.LogSegmentBytes, NoSync: cfg.NoSync, Fault: cfg.TestOnly.LogFault})
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: recovery log: %w", err)
 	}
@@ -257,6 +288,7 @@ func New(cfg Config) (*Coordinator, error) {
 		nextID:     1,
 		mapVersion: 1,
 		logged:     map[uint64]map[uint64]uint64{},
+		gone:       map[uint64]map[uint64]outcome{},
 		crash:      make(chan struct{}),
 		started0:   time.Now(),
 	}
@@ -335,6 +367,12 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		c.rlog.Abandon()
 		c.wg.Wait()
 		c.router.Close()
+		c.mu.Lock()
+		err := c.failErr
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
 		return ErrCrashed
 	}
 	c.cfg.Listener.Close()

@@ -2,8 +2,10 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/txkv/client"
@@ -93,6 +95,7 @@ func (c *Coordinator) serverFailedLocked(s *serverState, why string) {
 	}
 	tp, _ := c.g.ServerTP(s.id)
 	s.failedTP = tp
+	s.walDir = c.fenceWAL(s.walDir)
 	n := 0
 	for _, rg := range c.regions {
 		if rg.host != s.id {
@@ -114,6 +117,33 @@ func (c *Coordinator) serverFailedLocked(s *serverState, why string) {
 	c.assignLocked()
 	c.serverDoneLocked(s)
 	c.saveMetaLocked()
+}
+
+// walFenced is the suffix of a failed server's WAL directory once it was
+// moved aside (HBase's "-splitting").
+const walFenced = ".failed"
+
+// fenceWAL moves a failed server's WAL directory aside before its regions
+// are assigned, and returns the new path, which the new hosts read: if
+// the server is not dead but paused or cut off (a zombie), its WAL
+// truncation then removes nothing the new hosts read (the paths it knows
+// are gone) and it cannot start a new segment there; records its writer
+// still appends to an open segment land in the moved directory and are
+// harmless (write-sets it had not synced are replayed from the recovery
+// log after T_P(s) anyway). Done again after a coordinator restart, it
+// finds the directory moved already.
+func (c *Coordinator) fenceWAL(dir string) string {
+	if strings.HasSuffix(dir, walFenced) {
+		return dir
+	}
+	to := dir + walFenced
+	if err := os.Rename(dir, to); err != nil && !errors.Is(err, os.ErrNotExist) {
+		// the new hosts read the directory where it is; the read order
+		// (WAL, then region files) still misses nothing
+		c.lg.Printf("fencing WAL %s: %v", dir, err)
+		return dir
+	}
+	return to
 }
 
 // serverDoneLocked finishes a failed server once no region still needs its

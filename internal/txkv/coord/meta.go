@@ -82,7 +82,7 @@ func (c *Coordinator) saveMetaLocked() {
 		err = writeAtomic(c.metaPath(), b, !c.cfg.NoSync)
 	}
 	if err != nil {
-		c.lg.Printf("saving the metadata: %v", err)
+		c.failStopLocked(fmt.Errorf("saving the metadata: %w", err))
 	}
 }
 

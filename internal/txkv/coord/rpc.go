@@ -2,6 +2,8 @@ package coord
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -111,6 +113,16 @@ func (h *coordRPC) Commit(a *wire.CommitArgs, r *wire.CommitReply) error {
 		// a retry learns the decision, even from a client declared failed
 		// meanwhile (the recovery manager replays it if it committed)
 		o, seen = cs.outcomes[a.TxnID]
+	} else if gone, ok := c.gone[a.ClientID]; ok {
+		// the client was declared failed and removed after its replay:
+		// what it had committed was replayed; anything else was never
+		// decided and never will be
+		o, seen = gone[a.TxnID]
+		if !seen {
+			c.mu.Unlock()
+			r.Status = wire.Errorf(wire.Dead, "client %d was declared failed before transaction %d was decided: not committed", a.ClientID, a.TxnID)
+			return nil
+		}
 	}
 	if !seen {
 		cs, st := c.clientLocked(a.ClientID)
@@ -130,24 +142,40 @@ func (h *coordRPC) Commit(a *wire.CommitArgs, r *wire.CommitReply) error {
 			}
 		}
 		o = c.commitLocked(cs, a)
-		cs.outcomes[a.TxnID] = o
+		if !o.failed {
+			cs.outcomes[a.TxnID] = o
+		}
 	}
 	c.mu.Unlock()
-	if o.aborted {
+	switch {
+	case o.failed:
+		r.Status = wire.Errorf(wire.Internal, "the coordinator's stable storage failed and it stops; ask again after its restart")
+		return nil
+	case o.aborted:
 		r.Status = wire.Errorf(wire.Aborted, "write-write conflict with a transaction committed after start timestamp %d", a.StartTS)
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 	defer cancel()
 	if err := c.rlog.WaitSynced(ctx, o.seq); err != nil {
-		if c.ctx.Err() != nil {
+		switch {
+		case c.ctx.Err() != nil:
 			// shutting down: the log's close syncs the record or it is
 			// lost; the client asks again and a restarted coordinator
 			// answers from its log
 			r.Status = wire.Errorf(wire.Unavailable, "the coordinator is stopping")
-			return nil
+		case errors.Is(err, context.DeadlineExceeded):
+			// not durable yet: decided, the same question is answered
+			// from the outcome kept for the client
+			r.Status = wire.Errorf(wire.Unavailable, "the recovery log sync is slow: %v", err)
+		default:
+			// the record may or may not be durable: only a restarted
+			// coordinator can tell, from its log
+			c.mu.Lock()
+			c.failStopLocked(fmt.Errorf("recovery log sync: %w", err))
+			c.mu.Unlock()
+			r.Status = wire.Errorf(wire.Internal, "the recovery log failed and the coordinator stops; ask again after its restart: %v", err)
 		}
-		r.Status = wire.Errorf(wire.Internal, "recovery log: %v", err)
 		return nil
 	}
 	r.CommitTS = o.ts
@@ -172,8 +200,8 @@ func (c *Coordinator) commitLocked(cs *clientState, a *wire.CommitArgs) outcome 
 	}
 	if c.now+1 >= c.reserved {
 		if err := c.reserveLocked(); err != nil {
-			c.lg.Printf("%v", err)
-			return outcome{aborted: true}
+			c.failStopLocked(err)
+			return outcome{failed: true}
 		}
 	}
 	c.now++
@@ -185,8 +213,8 @@ func (c *Coordinator) commitLocked(cs *clientState, a *wire.CommitArgs) outcome 
 	seq, err := c.rlog.Append(rec, ts)
 	if err != nil {
 		// the log is broken: nothing can commit any more
-		c.lg.Printf("recovery log append failed: %v", err)
-		return outcome{aborted: true}
+		c.failStopLocked(fmt.Errorf("recovery log append: %w", err))
+		return outcome{failed: true}
 	}
 	c.vis.Add(ts, cs.id)
 	c.commits++

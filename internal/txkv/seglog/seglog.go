@@ -48,6 +48,11 @@ type Options struct {
 	SyncInterval time.Duration
 	// NoSync skips fsync (tests only): data is written but not forced.
 	NoSync bool
+	// Fault injects I/O errors (tests only): it is called before each
+	// write of buffered records (written false) and after it, before the
+	// fsync (written true); an error fails that step as an I/O error
+	// would, and the log stays failed.
+	Fault func(written bool) error
 }
 
 // Validate checks o.
@@ -282,7 +287,16 @@ func (l *Log) writer() {
 		closed := l.closed
 		l.mu.Unlock()
 
-		_, err := f.Write(buf)
+		var err error
+		if l.opts.Fault != nil {
+			err = l.opts.Fault(false)
+		}
+		if err == nil {
+			_, err = f.Write(buf)
+		}
+		if err == nil && l.opts.Fault != nil {
+			err = l.opts.Fault(true)
+		}
 		if err == nil && !l.opts.NoSync {
 			err = f.Sync()
 		}

@@ -53,6 +53,10 @@ type Config struct {
 	NoSync bool
 	// Logger receives operational messages; nil logs to stderr.
 	Logger *log.Logger
+	// StorageFault injects I/O errors (tests only): into the WAL
+	// (seglog.Options.Fault) and, called with written false, before every
+	// region file is made visible.
+	StorageFault func(written bool) error
 }
 
 // Validate checks c.
@@ -180,7 +184,7 @@ func (s *Server) Run(ctx context.Context) error {
 		syncEvery = s.cluster.WALSyncInterval
 	}
 	var err error
-	s.wal, err = seglog.Open(seglog.Options{Dir: s.walDir, SegmentBytes: s.cfg.WALSegmentBytes, SyncInterval: syncEvery, NoSync: s.cfg.NoSync})
+	s.wal, err = seglog.Open(seglog.Options{Dir: s.walDir, SegmentBytes: s.cfg.WALSegmentBytes, SyncInterval: syncEvery, NoSync: s.cfg.NoSync, Fault: s.cfg.StorageFault})
 	if err != nil {
 		return fmt.Errorf("server %s: WAL: %w", s.cfg.Name, err)
 	}
@@ -192,7 +196,7 @@ func (s *Server) Run(ctx context.Context) error {
 	var runErr error
 	select {
 	case <-s.ctx.Done():
-		s.shutdown()
+		runErr = s.shutdown()
 	case runErr = <-s.fatal:
 		s.lg.Printf("stopping: %v", runErr)
 	case <-s.crash:
@@ -246,6 +250,24 @@ func (s *Server) leased() bool {
 	return s.ready.Load() && time.Now().UnixNano() < s.lease.Load()
 }
 
+// fence guards every write of the server to the shared storage (region
+// files, WAL truncation): a server whose lease ended may have been
+// declared failed, its regions may be opening elsewhere, and a paused
+// server that resumes (a zombie) must not touch what they read. The
+// check cannot be atomic with the write it guards; what makes a late
+// write harmless is the order in which a new host reads (WAL first, then
+// region files, see loadRegion) and the coordinator moving a failed
+// server's WAL directory aside before anyone reads it.
+func (s *Server) fence() error {
+	if !s.leased() {
+		return store.ErrFenced
+	}
+	if f := s.cfg.StorageFault; f != nil {
+		return f(false)
+	}
+	return nil
+}
+
 // heartbeats runs Algorithm 3's heartbeat every interval or when kicked.
 func (s *Server) heartbeats() {
 	t := time.NewTicker(s.cluster.Heartbeat)
@@ -279,6 +301,12 @@ func (s *Server) heartbeat(ctx context.Context) error {
 		return s.wal.Sync(sctx)
 	})
 	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+			// the WAL failed: nothing received from now on can be
+			// persisted; stop (fail-stop) without unregistering, so that
+			// the recovery manager replays what this server received
+			return fmt.Errorf("server %s: the WAL failed: %w", s.cfg.Name, err)
+		}
 		s.lg.Printf("heartbeat: persisting the WAL: %v", err)
 		return nil
 	}
@@ -307,8 +335,13 @@ func (s *Server) kickHeartbeat() {
 	}
 }
 
-// shutdown is the clean shutdown: stop serving, persist, flush, unregister.
-func (s *Server) shutdown() {
+// shutdown is the clean shutdown: stop serving, persist, flush,
+// unregister. An unregistered server's regions move without a
+// transactional replay, so it unregisters only once its WAL is synced:
+// if the sync fails it returns the error without unregistering, and the
+// recovery manager declares it failed and replays what it received after
+// T_P(s).
+func (s *Server) shutdown() error {
 	s.mu.Lock()
 	for _, h := range s.regions {
 		h.state = stClosing
@@ -316,8 +349,13 @@ func (s *Server) shutdown() {
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = s.wal.Sync(ctx)
-	s.flushAll(true)
+	if err := s.wal.Sync(ctx); err != nil {
+		s.lg.Printf("shutdown: syncing the WAL: %v; not unregistering (the recovery manager replays what was not persisted)", err)
+		return fmt.Errorf("server %s: shutdown: syncing the WAL: %w", s.cfg.Name, err)
+	}
+	if s.fence() == nil {
+		s.flushAll(true)
+	}
 	_ = s.heartbeat(ctx)
 	var rep wire.StatusReply
 	if err := s.coord.Call(ctx, "Coord.UnregisterServer", &wire.ServerArgs{ServerID: s.id}, &rep); err != nil {
@@ -325,6 +363,7 @@ func (s *Server) shutdown() {
 	} else {
 		s.lg.Printf("unregistered")
 	}
+	return nil
 }
 
 // flusher flushes memstores that grew past the limit, or all of them when
@@ -338,6 +377,9 @@ func (s *Server) flusher() {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
+		}
+		if s.fence() != nil {
+			continue // no lease: write nothing to the shared storage
 		}
 		sealed := 0
 		for _, seg := range s.wal.Segments() {
@@ -379,8 +421,10 @@ func (s *Server) flushRegion(h *hosted) {
 	seq := s.wal.Appended()
 	m := h.st.SwapMem()
 	s.mu.Unlock()
-	if _, err := h.st.WriteMem(store.Dir(s.cfg.Storage, h.st.Info().ID), s.cfg.Name, m); err != nil {
-		s.lg.Printf("flushing region %d: %v", h.st.Info().ID, err)
+	if _, err := h.st.WriteMem(store.Dir(s.cfg.Storage, h.st.Info().ID), s.cfg.Name, m, s.fence); err != nil {
+		if !errors.Is(err, store.ErrFenced) {
+			s.lg.Printf("flushing region %d: %v", h.st.Info().ID, err)
+		}
 		return
 	}
 	s.mu.Lock()
@@ -397,6 +441,9 @@ func (s *Server) truncateWAL() {
 		low = min(low, h.flushedSeq)
 	}
 	s.mu.RUnlock()
+	if s.fence() != nil {
+		return
+	}
 	if _, err := s.wal.RemoveSealed(func(seg seglog.Segment) bool { return seg.LastSeq <= low }); err != nil {
 		s.lg.Printf("truncating the WAL: %v", err)
 	}
@@ -476,14 +523,19 @@ func (s *Server) openRegion(h *hosted, args *wire.OpenRegionArgs) {
 	s.lg.Printf("region %v online after %v (files and WAL %v, %d rows)", args.Region, time.Since(start).Round(time.Millisecond), loaded.Round(time.Millisecond), h.st.Rows())
 }
 
-// loadRegion loads the region's files, replays the failed servers' WAL
-// entries for it and flushes them to a region file.
+// loadRegion replays the failed servers' WAL entries for the region,
+// loads its files and flushes the WAL entries to a region file.
+//
+// The WAL is read before the region files: a server removes a WAL segment
+// only after the records in it reached a region file, so a segment
+// missing from the WAL read (a zombie's flusher removed it meanwhile) has
+// its records in a region file written before the removal, which the
+// later LoadDir sees. Read the other way round, a zombie could write that
+// region file after LoadDir and remove the segment before the WAL read,
+// and its records would be in neither.
 func (s *Server) loadRegion(h *hosted, args *wire.OpenRegionArgs) error {
 	id := args.Region.ID
 	dir := store.Dir(s.cfg.Storage, id)
-	if _, err := h.st.LoadDir(dir); err != nil {
-		return err
-	}
 	n := 0
 	for _, wd := range args.RecoverWALs {
 		recs, err := s.splitWAL(wd, id)
@@ -501,8 +553,11 @@ func (s *Server) loadRegion(h *hosted, args *wire.OpenRegionArgs) error {
 			n++
 		}
 	}
+	if _, err := h.st.LoadDir(dir); err != nil {
+		return err
+	}
 	if n > 0 {
-		if _, err := h.st.Flush(dir, s.cfg.Name); err != nil {
+		if _, err := h.st.Flush(dir, s.cfg.Name, s.fence); err != nil {
 			return err
 		}
 		s.lg.Printf("region %d: replayed %d WAL records from %d failed servers", id, n, len(args.RecoverWALs))

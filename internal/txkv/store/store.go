@@ -314,14 +314,20 @@ func (r *Region) SwapMem() *Mem {
 	return m
 }
 
+// ErrFenced is returned when a write to the shared storage was refused
+// by its fence (the writer no longer holds its lease).
+var ErrFenced = errors.New("fenced: the writer's lease has ended")
+
 // WriteMem writes a swapped memstore to a new region file in dir (owner
-// goes into the file name). On failure the cells go back into the
-// memstore. An empty m writes nothing.
-func (r *Region) WriteMem(dir, owner string, m *Mem) (string, error) {
+// goes into the file name). fence, if not nil, is asked right before the
+// file is made visible (renamed into dir): an error from it abandons the
+// file. On failure the cells go back into the memstore. An empty m writes
+// nothing.
+func (r *Region) WriteMem(dir, owner string, m *Mem, fence func() error) (string, error) {
 	if m.Len() == 0 {
 		return "", nil
 	}
-	path, err := writeFile(dir, owner, m.entries)
+	path, err := writeFile(dir, owner, m.entries, fence)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
@@ -335,11 +341,11 @@ func (r *Region) WriteMem(dir, owner string, m *Mem) (string, error) {
 
 // Flush writes the memstore to a new region file in dir and empties it
 // (SwapMem and WriteMem).
-func (r *Region) Flush(dir, owner string) (string, error) {
-	return r.WriteMem(dir, owner, r.SwapMem())
+func (r *Region) Flush(dir, owner string, fence func() error) (string, error) {
+	return r.WriteMem(dir, owner, r.SwapMem(), fence)
 }
 
-func writeFile(dir, owner string, es []entry) (string, error) {
+func writeFile(dir, owner string, es []entry, fence func() error) (string, error) {
 	sort.Slice(es, func(i, j int) bool {
 		if es[i].key != es[j].key {
 			return es[i].key < es[j].key
@@ -392,6 +398,9 @@ func writeFile(dir, owner string, es []entry) (string, error) {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && fence != nil {
+		err = fence()
 	}
 	if err == nil {
 		err = os.Rename(tmp, final)

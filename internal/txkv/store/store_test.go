@@ -84,7 +84,7 @@ func TestFlushAndLoad(t *testing.T) {
 	if r.MemBytes() == 0 {
 		t.Fatal("empty memstore")
 	}
-	p, err := r.Flush(dir, "s1")
+	p, err := r.Flush(dir, "s1", nil)
 	if err != nil || p == "" {
 		t.Fatalf("flush: %q %v", p, err)
 	}
@@ -92,7 +92,7 @@ func TestFlushAndLoad(t *testing.T) {
 		t.Error("memstore not emptied")
 	}
 	r.Apply(30, &wire.Write{Table: "t", Key: "d", Fields: fields("f", "d")})
-	if _, err := r.Flush(dir, "s1"); err != nil {
+	if _, err := r.Flush(dir, "s1", nil); err != nil {
 		t.Fatal(err)
 	}
 	r2 := New(wire.Region{ID: 3})

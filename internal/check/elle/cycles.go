@@ -203,6 +203,11 @@ func (a *analyzer) classify(cyc []int32, first, rest uint8) (string, []uint8) {
 func (a *analyzer) reportCycle(cyc []int32, first, rest uint8) {
 	closed := append(cyc[:len(cyc):len(cyc)], cyc[0])
 	name, ts := a.classify(closed, first, rest)
+	a.report(name, cyc, func() string { return a.explainCycle(cyc, closed, ts) })
+}
+
+// explainCycle lists a cycle's transactions and says why each edge exists.
+func (a *analyzer) explainCycle(cyc, closed []int32, ts []uint8) string {
 	var b strings.Builder
 	names := make([]string, len(cyc))
 	for i, t := range cyc {
@@ -215,7 +220,7 @@ func (a *analyzer) reportCycle(cyc []int32, first, rest uint8) {
 	for i, t := range ts {
 		fmt.Fprintf(&b, "\n  %s -%s-> %s: %s", a.tn(closed[i]), typeName(t), a.tn(closed[i+1]), a.why(closed[i], closed[i+1], t))
 	}
-	a.report(name, cyc, b.String())
+	return b.String()
 }
 
 // why explains the edge x -> y of type t.

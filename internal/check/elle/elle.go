@@ -151,9 +151,14 @@ func CheckOps(ctx context.Context, ops []history.Op, opts Options) (verdict.Verd
 	return *a.v, nil
 }
 
-// report counts an anomaly and keeps its explanation among the examples.
-func (a *analyzer) report(name string, txns []int32, text string) {
-	an := verdict.Anomaly{Name: name, Explanation: name + ": " + text}
+// report counts an anomaly and keeps it, explained by text (called only
+// then), among the examples.
+func (a *analyzer) report(name string, txns []int32, text func() string) {
+	if a.v.AnomalyCounts[name] >= a.opts.Examples {
+		a.v.AnomalyCounts[name]++
+		return
+	}
+	an := verdict.Anomaly{Name: name, Explanation: name + ": " + text()}
 	for _, t := range txns {
 		if t < 0 || int(t) >= len(a.txns) && int(t) != len(a.txns) {
 			continue
@@ -262,13 +267,17 @@ func (a *analyzer) listEdges() {
 			w, ok := a.writers[kv{int32(k), v}]
 			switch {
 			case !ok:
-				a.report(GarbageRead, []int32{a.longestBy[k]}, fmt.Sprintf("%s read %s = %s, whose element %d (position %d) no transaction appended.",
-					a.tn(a.longestBy[k]), a.keys[k], fmtList(long), v, i))
+				a.report(GarbageRead, []int32{a.longestBy[k]}, func() string {
+					return fmt.Sprintf("%s read %s = %s, whose element %d (position %d) no transaction appended.",
+						a.tn(a.longestBy[k]), a.keys[k], fmtList(long), v, i)
+				})
 				prev = -1
 				continue
 			case !a.live(w.txn):
-				a.report(G1a, []int32{w.txn, a.longestBy[k]}, fmt.Sprintf("%s read %s = %s, which holds %d, appended by %s, which failed (aborted read).\n  %s\n  %s",
-					a.tn(a.longestBy[k]), a.keys[k], fmtList(long), v, a.tn(w.txn), a.describe(w.txn), a.describe(a.longestBy[k])))
+				a.report(G1a, []int32{w.txn, a.longestBy[k]}, func() string {
+					return fmt.Sprintf("%s read %s = %s, which holds %d, appended by %s, which failed (aborted read).\n  %s\n  %s",
+						a.tn(a.longestBy[k]), a.keys[k], fmtList(long), v, a.tn(w.txn), a.describe(w.txn), a.describe(a.longestBy[k]))
+				})
 				prev = -1
 				continue
 			}
@@ -294,8 +303,10 @@ func (a *analyzer) listEdges() {
 				w, ok := a.writers[kv{m.key, m.v}]
 				if ok && a.live(w.txn) && w.txn != id {
 					if w.intermediate {
-						a.report(G1b, []int32{w.txn, id}, fmt.Sprintf("%s read %s = %s, ending in %d, which %s appended but then appended to %s again: it read an intermediate state of %s.\n  %s\n  %s",
-							a.tn(id), a.keys[m.key], fmtList(long[:m.n]), m.v, a.tn(w.txn), a.keys[m.key], a.tn(w.txn), a.describe(w.txn), a.describe(id)))
+						a.report(G1b, []int32{w.txn, id}, func() string {
+							return fmt.Sprintf("%s read %s = %s, ending in %d, which %s appended but then appended to %s again: it read an intermediate state of %s.\n  %s\n  %s",
+								a.tn(id), a.keys[m.key], fmtList(long[:m.n]), m.v, a.tn(w.txn), a.keys[m.key], a.tn(w.txn), a.describe(w.txn), a.describe(id))
+						})
 					}
 					a.addEdge(w.txn, id, eWR)
 				}
@@ -341,12 +352,14 @@ func (a *analyzer) reportLostUpdates(lost map[kv][]int32, version func(kv) strin
 	slices.SortFunc(keys, func(x, y kv) int { return int(lost[x][0]) - int(lost[y][0]) })
 	for _, key := range keys {
 		ts := lost[key]
-		var b strings.Builder
-		fmt.Fprintf(&b, "%d committed transactions read the same version %s and each then wrote %s: all but one of their writes was made without seeing the others.", len(ts), version(key), a.keys[key.k])
-		for _, t := range ts {
-			fmt.Fprintf(&b, "\n  %s", a.describe(t))
-		}
-		a.report(LostUpdate, ts, b.String())
+		a.report(LostUpdate, ts, func() string {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%d committed transactions read the same version %s and each then wrote %s: all but one of their writes was made without seeing the others.", len(ts), version(key), a.keys[key.k])
+			for _, t := range ts {
+				fmt.Fprintf(&b, "\n  %s", a.describe(t))
+			}
+			return b.String()
+		})
 	}
 }
 
@@ -414,17 +427,23 @@ func (a *analyzer) registerEdges() {
 			w, ok := a.writers[kv{m.key, m.v}]
 			switch {
 			case !ok:
-				a.report(GarbageRead, []int32{id}, fmt.Sprintf("%s read %s = %d, which no transaction wrote.", a.tn(id), a.keys[m.key], m.v))
+				a.report(GarbageRead, []int32{id}, func() string {
+					return fmt.Sprintf("%s read %s = %d, which no transaction wrote.", a.tn(id), a.keys[m.key], m.v)
+				})
 				continue
 			case !a.live(w.txn):
-				a.report(G1a, []int32{w.txn, id}, fmt.Sprintf("%s read %s = %d, written by %s, which failed (aborted read).\n  %s\n  %s",
-					a.tn(id), a.keys[m.key], m.v, a.tn(w.txn), a.describe(w.txn), a.describe(id)))
+				a.report(G1a, []int32{w.txn, id}, func() string {
+					return fmt.Sprintf("%s read %s = %d, written by %s, which failed (aborted read).\n  %s\n  %s",
+						a.tn(id), a.keys[m.key], m.v, a.tn(w.txn), a.describe(w.txn), a.describe(id))
+				})
 				continue
 			case w.txn == id:
 				continue
 			case w.intermediate:
-				a.report(G1b, []int32{w.txn, id}, fmt.Sprintf("%s read %s = %d, which %s wrote but then overwrote in the same transaction: it read an intermediate state.\n  %s\n  %s",
-					a.tn(id), a.keys[m.key], m.v, a.tn(w.txn), a.describe(w.txn), a.describe(id)))
+				a.report(G1b, []int32{w.txn, id}, func() string {
+					return fmt.Sprintf("%s read %s = %d, which %s wrote but then overwrote in the same transaction: it read an intermediate state.\n  %s\n  %s",
+						a.tn(id), a.keys[m.key], m.v, a.tn(w.txn), a.describe(w.txn), a.describe(id))
+				})
 			}
 			a.addEdge(w.txn, id, eWR)
 			for _, next := range after[kv{m.key, m.v}] {

@@ -196,8 +196,10 @@ func (a *analyzer) readList(id, k int32, list []int64, c *cmop) {
 		clear(a.dupSeen)
 		for _, v := range list {
 			if _, dup := a.dupSeen[v]; dup {
-				a.report(DuplicateElems, []int32{id}, fmt.Sprintf("%s read %s = %s, which holds %d more than once: every appended value is unique, so the list holds a duplicate.",
-					a.tn(id), a.keys[k], fmtList(list), v))
+				a.report(DuplicateElems, []int32{id}, func() string {
+					return fmt.Sprintf("%s read %s = %s, which holds %d more than once: every appended value is unique, so the list holds a duplicate.",
+						a.tn(id), a.keys[k], fmtList(list), v)
+				})
 				c.bad = true
 				break
 			}
@@ -209,11 +211,15 @@ func (a *analyzer) readList(id, k int32, list []int64, c *cmop) {
 	inconsistent := true
 	switch {
 	case l.known && !slices.Equal(list, l.list):
-		a.report(Internal, []int32{id}, fmt.Sprintf("%s read %s = %s, but its own earlier reads and appends of %s say it must be %s.",
-			a.tn(id), a.keys[k], fmtList(list), a.keys[k], fmtList(l.list)))
+		a.report(Internal, []int32{id}, func() string {
+			return fmt.Sprintf("%s read %s = %s, but its own earlier reads and appends of %s say it must be %s.",
+				a.tn(id), a.keys[k], fmtList(list), a.keys[k], fmtList(l.list))
+		})
 	case !l.known && len(l.list) > 0 && (len(list) < len(l.list) || !slices.Equal(list[len(list)-len(l.list):], l.list)):
-		a.report(Internal, []int32{id}, fmt.Sprintf("%s read %s = %s, which does not end with its own earlier appends %s.",
-			a.tn(id), a.keys[k], fmtList(list), fmtList(l.list)))
+		a.report(Internal, []int32{id}, func() string {
+			return fmt.Sprintf("%s read %s = %s, which does not end with its own earlier appends %s.",
+				a.tn(id), a.keys[k], fmtList(list), fmtList(l.list))
+		})
 	default:
 		inconsistent = false
 	}
@@ -230,8 +236,10 @@ func (a *analyzer) readList(id, k int32, list []int64, c *cmop) {
 	n := min(len(long), len(list))
 	if !slices.Equal(long[:n], list[:n]) {
 		c.bad = true
-		a.report(IncompatibleOrds, []int32{a.longestBy[k], id}, fmt.Sprintf("%s read %s = %s and %s read %s = %s: neither is a prefix of the other, so no single order of appends explains both.",
-			a.tn(a.longestBy[k]), a.keys[k], fmtList(long), a.tn(id), a.keys[k], fmtList(list)))
+		a.report(IncompatibleOrds, []int32{a.longestBy[k], id}, func() string {
+			return fmt.Sprintf("%s read %s = %s and %s read %s = %s: neither is a prefix of the other, so no single order of appends explains both.",
+				a.tn(a.longestBy[k]), a.keys[k], fmtList(long), a.tn(id), a.keys[k], fmtList(list))
+		})
 		return
 	}
 	if len(list) > len(long) {
@@ -250,8 +258,10 @@ func (a *analyzer) readRegister(id, k int32, m *history.Mop, c *cmop) {
 		if l.has {
 			want = fmt.Sprint(l.val)
 		}
-		a.report(Internal, []int32{id}, fmt.Sprintf("%s read %s = %s, but its own earlier reads and writes of %s say it must be %s.",
-			a.tn(id), a.keys[k], fmtReg(c), a.keys[k], want))
+		a.report(Internal, []int32{id}, func() string {
+			return fmt.Sprintf("%s read %s = %s, but its own earlier reads and writes of %s say it must be %s.",
+				a.tn(id), a.keys[k], fmtReg(c), a.keys[k], want)
+		})
 	}
 	l.known, l.has, l.val = true, m.HasValue, m.Value
 }

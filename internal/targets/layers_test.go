@@ -72,7 +72,7 @@ func TestLayers(t *testing.T) {
 		{[]string{"internal/fault/kind"}, []string{"internal/driver", "internal/launcher", "internal/runner", "internal/experiment", "internal/targets", "internal/clusterctl"},
 			"fault kinds are described for analysis and reports, which must not pull in what breaks clusters"},
 		{[]string{"internal/history", "internal/check/verdict", "internal/check/elle", "internal/check/linear", "internal/check/bank",
-			"internal/check/setvis", "internal/check/checkers"}, []string{"internal/driver", "internal/launcher", "internal/targets", "internal/runner", "internal/experiment"},
+			"internal/check/setvis", "internal/histcheck"}, []string{"internal/driver", "internal/launcher", "internal/targets", "internal/runner", "internal/experiment"},
 			"a verdict is computed from the history file alone"},
 		{[]string{"internal/report"}, []string{"internal/driver", "internal/launcher", "internal/clusterctl", "internal/runner", "internal/experiment", "internal/targets"},
 			"a report re-renders from the run directory's files alone"},

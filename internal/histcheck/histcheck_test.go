@@ -1,7 +1,9 @@
-package checkers
+package histcheck
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,5 +93,30 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("err %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestCheckPath: a run directory's verdict is written next to its history;
+// a directory without one is refused.
+func TestCheckPath(t *testing.T) {
+	path := write(t, []history.Op{op(0, 0, 10, history.Mop{F: history.Write, Key: "x", Value: 1}),
+		op(1, 20, 30, history.Mop{F: history.Read, Key: "x", Value: 2, HasValue: true})})
+	dir := filepath.Dir(path)
+	res, err := CheckPath(context.Background(), dir, "linearizable", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed() || res.File != filepath.Join(dir, "checks", "linearizable.json") || !strings.Contains(res.Text(), "drawn: ") {
+		t.Fatalf("%+v\n%s", res, res.Text())
+	}
+	if _, err := os.Stat(res.File); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckPath(context.Background(), t.TempDir(), "linearizable", Options{}); !errors.Is(err, ErrNoHistory) {
+		t.Fatalf("err %v", err)
+	}
+	res, err = CheckPath(context.Background(), path, "isolation", Options{})
+	if err != nil || res.File != "" {
+		t.Fatalf("%v %+v", err, res)
 	}
 }

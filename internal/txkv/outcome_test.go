@@ -216,3 +216,68 @@ func TestServerShutdownWALSyncFails(t *testing.T) {
 	t.Logf("recovery of s1: %+v", rec)
 	requireCheck(t, verify(t, h, cl), false)
 }
+
+// TestDeleteThenWriteSameRow: a transaction that deletes a row and then
+// writes it sees the new row (only the fields written after the delete),
+// and so does every transaction after its commit; one that writes a row
+// and then deletes it sees no row, nor does anyone after.
+func TestDeleteThenWriteSameRow(t *testing.T) {
+	c := startCluster(t, 2, testConfig(wire.Async))
+	cl := openClient(t, c.addr)
+	defer cl.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var loaded uint64
+	for _, k := range []string{"user30", "user70"} {
+		tx, err := cl.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx.Write("t", k, map[string][]byte{"f": []byte("old"), "g": []byte("old")})
+		if loaded, err = tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tx *client.Txn
+	eventually(t, 10*time.Second, "the rows to be visible", func() bool {
+		var err error
+		tx, err = cl.Begin(ctx)
+		return err == nil && tx.StartTS() >= loaded
+	})
+	view := func(m map[string][]byte, ok bool) string {
+		if !ok {
+			return "no row"
+		}
+		return "f=" + string(m["f"]) + " g=" + string(m["g"])
+	}
+	tx.Delete("t", "user30")
+	tx.Write("t", "user30", map[string][]byte{"f": []byte("new")})
+	tx.Write("t", "user70", map[string][]byte{"f": []byte("new")})
+	tx.Delete("t", "user70")
+	const rewritten, deleted = "f=new g=", "no row"
+	if m, ok, err := tx.Read(ctx, "t", "user30", nil); err != nil || view(m, ok) != rewritten {
+		t.Errorf("own view of delete-then-write: %s %v, want %s", view(m, ok), err, rewritten)
+	}
+	if m, ok, err := tx.Read(ctx, "t", "user70", nil); err != nil || view(m, ok) != deleted {
+		t.Errorf("own view of write-then-delete: %s %v, want %s", view(m, ok), err, deleted)
+	}
+	ts, err := tx.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"user30": rewritten, "user70": deleted} {
+		var got string
+		eventually(t, 10*time.Second, "the commit to be visible", func() bool {
+			tx, err := cl.Begin(ctx)
+			if err != nil || tx.StartTS() < ts {
+				return false
+			}
+			m, ok, err := tx.Read(ctx, "t", k, nil)
+			got = view(m, ok)
+			return err == nil
+		})
+		if got != want {
+			t.Errorf("others' view of %s after the commit: %s, want %s", k, got, want)
+		}
+	}
+}

@@ -28,7 +28,10 @@ import (
 )
 
 // cell is one version of one field of a row; a row delete is a cell with
-// an empty field name and del set.
+// an empty field name and del set. A write that deletes a row and writes
+// fields of it (delete, then write, in one transaction) puts the delete
+// and the fields at the same version: the fields are visible, the row's
+// older fields are not.
 type cell struct {
 	field string
 	ts    uint64
@@ -151,7 +154,9 @@ func visible(rw *row, fields []string, ts uint64) ([]wire.Field, bool) {
 		}
 		for k := i; k < j; k++ {
 			if cs[k].ts <= ts {
-				if cs[k].ts > rowDel && !cs[k].del {
+				// a field written at the row delete's version was written
+				// by the same transaction, after the delete
+				if cs[k].ts >= rowDel && !cs[k].del {
 					found = true
 					if fields == nil || contains(fields, f) {
 						out = append(out, wire.Field{Name: f, Value: cs[k].val})
@@ -265,7 +270,7 @@ func (r *Region) Prune(gc uint64) int {
 				switch {
 				case cs[i].ts > gc:
 					out = append(out, cs[i])
-				case !seenOld && cs[i].ts > rowDel:
+				case !seenOld && cs[i].ts >= rowDel:
 					out = append(out, cs[i])
 					seenOld = true
 				default:

@@ -117,3 +117,43 @@ func TestFlushAndLoad(t *testing.T) {
 		t.Error("corrupt file loaded")
 	}
 }
+
+// TestDeleteThenWriteInOneTransaction: a write-set that deletes a row and
+// writes fields of it (delete, then write, in one transaction) leaves the
+// row with only the new fields at its version, also after a flush to a
+// region file and a reload, and pruning keeps it.
+func TestDeleteThenWriteInOneTransaction(t *testing.T) {
+	dir := t.TempDir()
+	r := New(wire.Region{ID: 1})
+	r.Apply(10, &wire.Write{Table: "t", Key: "k", Fields: fields("a", "1", "b", "1")})
+	r.Apply(20, &wire.Write{Table: "t", Key: "k", Delete: true, Fields: fields("b", "2")})
+	check := func(name string, r *Region) {
+		t.Helper()
+		for _, c := range []struct {
+			ts   uint64
+			want map[string]string
+		}{
+			{10, map[string]string{"a": "1", "b": "1"}},
+			{20, map[string]string{"b": "2"}},
+			{30, map[string]string{"b": "2"}},
+		} {
+			got := get(t, r, "k", c.ts)
+			if len(got) != len(c.want) || got["a"] != c.want["a"] || got["b"] != c.want["b"] {
+				t.Errorf("%s: ts %d: got %v, want %v", name, c.ts, got, c.want)
+			}
+		}
+	}
+	check("memstore", r)
+	if _, err := r.Flush(dir, "s1", nil); err != nil {
+		t.Fatal(err)
+	}
+	loaded := New(wire.Region{ID: 1})
+	if _, err := loaded.LoadDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	check("reloaded", loaded)
+	r.Prune(25)
+	if got := get(t, r, "k", 25); len(got) != 1 || got["b"] != "2" {
+		t.Errorf("pruned at 25: ts 25: got %v, want b=2", got)
+	}
+}

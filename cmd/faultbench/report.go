@@ -3,17 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
-	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/report"
-	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/upb"
 )
 
@@ -31,122 +27,13 @@ func (a *app) reportCmd(ctx context.Context, args []string) error {
 		return usagef("report needs at least one RUN_DIR")
 	}
 	for _, dir := range pos {
-		render := report.Render
-		switch {
-		case upb.IsRunDir(dir):
-			render = func(ctx context.Context, dir string) (*report.Output, error) { return upb.WriteReport(ctx, dir, true) }
-		case report.IsSweepDir(dir):
-			render = func(ctx context.Context, dir string) (*report.Output, error) {
-				return report.RenderSweep(ctx, dir, nil)
-			}
-		}
-		out, err := render(ctx, dir)
+		out, err := report.RenderDir(ctx, dir, upb.DirKind())
 		if err != nil {
-			if hint := partialRunHint(dir); hint != "" {
-				return fmt.Errorf("%s has no measured run: %s", dir, hint)
-			}
 			return err
 		}
 		fmt.Fprintf(a.stdout, "report: %s (%d plots in %s)\n", out.HTML, len(out.Plots), filepath.Join(dir, report.PlotsDir))
 	}
 	return nil
-}
-
-// partialRunHint says where the measurements of a scenario run that was
-// interrupted before its measured run are (load/, calibration/), or "".
-func partialRunHint(dir string) string {
-	if _, err := os.Stat(filepath.Join(dir, "windows.csv")); err == nil {
-		return ""
-	}
-	for _, sub := range []struct{ dir, what string }{{"calibration", "calibration"}, {"load", "load phase"}} {
-		if _, err := os.Stat(filepath.Join(dir, sub.dir, "windows.csv")); err == nil {
-			p := filepath.Join(dir, sub.dir)
-			return fmt.Sprintf("it was interrupted in its %s; that phase's measurements are in %s (`faultbench report %s`)", sub.what, p, p)
-		}
-	}
-	return ""
-}
-
-// comparability says how the runs in dirs differ in what they measured
-// (the kind of run, the workload, the offered rate — a percentage of each
-// run's own calibrated capacity counts as the same rate —, the client
-// threads), so that a table that
-// puts them side by side is not read as a like-for-like comparison. The
-// database kinds may differ: comparing them is what compare is for.
-func comparability(dirs []string) []string {
-	if len(dirs) < 2 {
-		return nil
-	}
-	type facts struct{ kind, workload, rate, threads string }
-	var fs []facts
-	for _, d := range dirs {
-		var f facts
-		var sum rundir.Summary
-		if b, err := os.ReadFile(filepath.Join(d, "summary.json")); err == nil && json.Unmarshal(b, &sum) == nil {
-			switch {
-			case upb.IsRunDir(d):
-				f.kind = "UPB run"
-			case sum.Scenario != "":
-				f.kind = "scenario run"
-			case sum.Phase != "":
-				f.kind = sum.Phase + " phase"
-			}
-			switch {
-			case sum.RateSpec != "":
-				f.rate = sum.RateSpec
-				if _, err := strconv.ParseFloat(sum.RateSpec, 64); err == nil {
-					f.rate += " ops/s"
-				}
-			case sum.TargetOps > 0:
-				f.rate = strconv.FormatFloat(sum.TargetOps, 'f', -1, 64) + " ops/s"
-			default:
-				f.rate = "closed loop"
-			}
-			if sum.Threads > 0 {
-				f.threads = strconv.Itoa(sum.Threads) + " threads"
-			}
-		}
-		p := properties.New()
-		if p.LoadFile(filepath.Join(d, "run.properties")) == nil {
-			var parts []string
-			for _, k := range []string{"recordcount", "readproportion", "updateproportion", "insertproportion", "scanproportion",
-				"readmodifywriteproportion", "deleteproportion", "requestdistribution", "fieldcount", "fieldlength"} {
-				if p.Has(k) {
-					parts = append(parts, k+"="+p.String(k, ""))
-				}
-			}
-			f.workload = strings.Join(parts, " ")
-		}
-		fs = append(fs, f)
-	}
-	var out []string
-	differ := func(what string, get func(facts) string) {
-		seen := map[string][]string{}
-		var order []string
-		for i, f := range fs {
-			v := get(f)
-			if v == "" {
-				continue
-			}
-			if _, ok := seen[v]; !ok {
-				order = append(order, v)
-			}
-			seen[v] = append(seen[v], filepath.Base(dirs[i]))
-		}
-		if len(order) < 2 {
-			return
-		}
-		var parts []string
-		for _, v := range order {
-			parts = append(parts, fmt.Sprintf("%s in %s", v, strings.Join(seen[v], ", ")))
-		}
-		out = append(out, fmt.Sprintf("the runs are not comparable: %s differ (%s)", what, strings.Join(parts, "; ")))
-	}
-	differ("the kinds of run", func(f facts) string { return f.kind })
-	differ("the workloads", func(f facts) string { return f.workload })
-	differ("the offered rates", func(f facts) string { return f.rate })
-	differ("the client threads", func(f facts) string { return f.threads })
-	return out
 }
 
 const compareExamples = `  faultbench compare runs/*-failover-etcd runs/*-failover-redis-cluster
@@ -175,7 +62,7 @@ func (a *app) compareCmd(ctx context.Context, args []string) error {
 		return usageError{msg: err.Error()}
 	}
 	pos = uniqueRuns(pos, a.stderr)
-	for _, w := range comparability(pos) {
+	for _, w := range report.Comparability(pos, upb.DirKind()) {
 		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
 	opt := report.CompareOptions{Format: f}

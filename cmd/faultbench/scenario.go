@@ -12,6 +12,7 @@ import (
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/report"
 	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/scenarios"
 	"github.com/faultbench/faultbench/workloads"
@@ -114,7 +115,7 @@ func (a *app) runScenarioSpec(ctx context.Context, spec experiment.ScenarioSpec)
 	a.warnLeftovers(spec.StateDir)
 	out, err := experiment.RunScenario(ctx, spec)
 	if out != nil && out.Dir != "" && err != nil {
-		switch hint := partialRunHint(out.Dir); {
+		switch hint := report.PartialRunHint(out.Dir); {
 		case out.Summary != nil && out.Summary.Failed:
 			fmt.Fprintf(a.stderr, "results are in %s\n", out.Dir)
 		case hint != "":

@@ -373,3 +373,12 @@ func files(dir string) []string {
 	}
 	return out
 }
+
+// DirKind is the UPB run directory's kind for report.RenderDir and
+// report.Comparability: `faultbench report` draws it with WriteReport
+// (probe curves as PNGs too), `compare` calls it a UPB run.
+func DirKind() report.DirKind {
+	return report.DirKind{Name: "UPB run", Is: IsRunDir, Render: func(ctx context.Context, dir string) (*report.Output, error) {
+		return WriteReport(ctx, dir, true)
+	}}
+}

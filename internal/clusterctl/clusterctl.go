@@ -1,7 +1,10 @@
 // Package clusterctl is the work behind `faultbench cluster up|down|status`
 // and `faultbench cleanup`: it starts clusters through their launchers,
 // records them in state files, finds them again, and ends what a crashed
-// faultbench left behind.
+// faultbench left behind. It also says which recorded cluster a command acts
+// on (Choose) and builds the fault.Cluster that faults act on
+// (FaultCluster, the one constructor of it: `faultbench fault`, scenarios
+// and the Under Pressure Benchmark take theirs here).
 package clusterctl
 
 import (

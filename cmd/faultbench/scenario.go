@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -22,7 +23,9 @@ const scenarioExamples = `  faultbench scenario scenarios/failover-etcd.yaml
   faultbench scenario --dry-run scenarios/failover-etcd.yaml            # check the file, print the plan
   faultbench scenario scenarios/failover-etcd.yaml --set load.rate=100% --set schedule.down=60s
   faultbench scenario failover-redis-cluster --durations 10m,10m,20m     # the paper's timing
-  faultbench scenario scenarios/failover-redis-cluster-sync.yaml -s`
+  faultbench scenario scenarios/failover-redis-cluster-sync.yaml -s
+  faultbench scenario failover-etcd --trials 5 --set schedule.steady=20s..40s   # 5 seeded trials, intervals per metric
+  faultbench scenario failover-etcd --trials 5 --trial 3 --seed 42              # replay trial 3 of a run with seed 42`
 
 // scenarioCmd implements `scenario FILE`.
 func (a *app) scenarioCmd(ctx context.Context, args []string) error {
@@ -38,9 +41,23 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where running clusters are recorded")
 	nodesFrom := fs.String("nodes-from", "", "run the scenario's cluster on the `node` hosts of this inventory file, one node per host, over SSH (etcd; docs/distributed.md)")
 	dryRun := fs.Bool("dry-run", false, "resolve and validate the scenario, print the plan with times (phases, rates, each fault step, the checks) and exit, starting nothing")
+	trials := fs.Int("trials", 0, "repeat the scenario `N` times, each trial with its own seeded draw of fault-time windows and random-of victims, into one parent directory with each metric's interval (default: the scenario's trials.n; docs/scenarios.md)")
+	trial := fs.Int("trial", 0, "run only trial `K` of the trials (a replay, with --seed)")
+	seed := fs.Uint64("seed", 0, "the trials' base `seed` (default: the scenario's trials.seed, else drawn and recorded)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["trials"] && (*trials < 1 || *trials > scenario.MaxTrials) {
+		return usagef("--trials %d: allowed 1..%d", *trials, scenario.MaxTrials)
+	}
+	if set["trial"] && *trial < 1 {
+		return usagef("--trial %d: allowed 1..N, the number of trials", *trial)
+	}
+	if set["seed"] && *seed == 0 {
+		return usagef("--seed 0: allowed a positive number (0 means: draw one)")
 	}
 	if len(pos) != 1 {
 		return usagef("scenario needs exactly one FILE or built-in NAME (%s)", strings.Join(scenarios.Names(), ", "))
@@ -66,6 +83,34 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	}
 	if sc.Sweep != nil {
 		return usagef("%s is a sweep (it has a sweep: section): run it with `faultbench sweep %s`", file, pos[0])
+	}
+	if set["trials"] || set["trial"] || set["seed"] || sc.Trials != nil {
+		ts := experiment.TrialsSpec{N: *trials, Seed: *seed, Only: *trial}
+		if sc.Trials != nil {
+			ts.Mode = sc.Trials.Mode
+			if !set["trials"] {
+				ts.N = sc.Trials.N
+			}
+			if !set["seed"] {
+				ts.Seed = sc.Trials.Seed
+			}
+		}
+		if ts.N == 0 {
+			return usagef("--trial and --seed need trials: --trials N or the scenario's trials.n")
+		}
+		if err := ts.Validate(); err != nil {
+			return usagef("%v", err)
+		}
+		if *nodesFrom != "" {
+			return usagef("--nodes-from and trials: not supported together yet; run the trials on this machine")
+		}
+		if !*dryRun {
+			return a.runTrials(ctx, experiment.ScenarioSpec{
+				Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: *runs, StateDir: *stateDir,
+				Out: a.stdout, Err: a.stderr, Status: *status, Quiet: *quiet, MetricsAddr: *metricsAddr, Version: version, Commit: commit,
+				Targets: a.targets, Processes: processRunner(),
+			}, ts)
+		}
 	}
 	if *dryRun {
 		return experiment.PlanScenario(experiment.ScenarioSpec{
@@ -123,6 +168,19 @@ func (a *app) runScenarioSpec(ctx context.Context, spec experiment.ScenarioSpec)
 		default:
 			fmt.Fprintf(a.stderr, "partial results are in %s\n", out.Dir)
 		}
+	}
+	if errors.Is(err, context.Canceled) {
+		return errors.New("interrupted; the cluster was stopped")
+	}
+	return err
+}
+
+// runTrials runs a scenario's trials and says where their results are.
+func (a *app) runTrials(ctx context.Context, spec experiment.ScenarioSpec, ts experiment.TrialsSpec) error {
+	a.warnLeftovers(spec.StateDir)
+	out, err := experiment.RunTrials(ctx, spec, ts)
+	if out != nil && out.Dir != "" && err != nil {
+		fmt.Fprintf(a.stderr, "results are in %s\n", out.Dir)
 	}
 	if errors.Is(err, context.Canceled) {
 		return errors.New("interrupted; the cluster was stopped")

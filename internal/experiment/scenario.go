@@ -64,6 +64,21 @@ type ScenarioSpec struct {
 	// docs/distributed.md); nil: on this machine.
 	NodeHosts     launcher.Hosts
 	NodeHostNames []string
+	// Dir, if set, is the run directory to create (a trial's trial-01
+	// under its parent); "" creates RunsDir/<UTC time>-<name>.
+	Dir string
+	// Seed draws the fault times written as windows and the victims
+	// written random-of(...) (scenario.Draw, fault.NewDrawResolver); Trial
+	// (1-based, of Trials, from BaseSeed) records which trial this run is.
+	// Trial 0 is a run without trials: its seed is the scenario's
+	// trials.seed (or 1), recorded when it draws anything.
+	Seed     uint64
+	Trial    int
+	Trials   int
+	BaseSeed uint64
+	// shared is the cluster the trials of mode reuse share; nil: the run
+	// starts and stops its own.
+	shared *sharedCluster
 }
 
 // ScenarioOutcome is what RunScenario leaves besides its files.

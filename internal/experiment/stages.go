@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -49,6 +50,9 @@ type scenarioRun struct {
 	schedErr error               // the schedule's error, reported in the summary
 	prep     *Prepared           // the measured run's driver and workload
 	outcome  *Outcome            // the measured run's measurements
+	seed     uint64              // draws the windows' times and random-of victims
+	drawn    []time.Duration     // the fault times drawn from windows
+	draws    bool                // the scenario draws anything (a window or random-of)
 }
 
 // newScenarioRun resolves the scenario against its target and validates
@@ -65,6 +69,15 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if err := sc.CheckChecks(s.Workloads); err != nil {
 		return nil, &InvalidError{Err: fmt.Errorf("%s: %w", s.File, err)}
 	}
+	seed := s.Seed
+	if seed == 0 && s.Trial == 0 {
+		seed = 1
+		if sc.Trials != nil && sc.Trials.Seed != 0 {
+			seed = sc.Trials.Seed
+		}
+	}
+	draws := sc.Randomised()
+	drawn := sc.Draw(seed)
 	sc.Resolve(tgt.DefaultVictim)
 	if sc.Target.Nodes == 0 {
 		sc.Target.Nodes = tgt.Size.Nodes
@@ -76,10 +89,13 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if len(sc.Target.Endpoints) > 0 && len(sc.Schedule.Steps) > 0 {
 		return nil, &InvalidError{Err: fmt.Errorf("%s: faults need a cluster faultbench started; remove target.endpoints or the schedule", s.File)}
 	}
-	r := &scenarioRun{s: s, sc: sc, tgt: tgt, freg: s.Faults}
+	r := &scenarioRun{s: s, sc: sc, tgt: tgt, freg: s.Faults, seed: seed, drawn: drawn, draws: draws}
 	r.steps = make(fault.Schedule, len(sc.Schedule.Steps))
 	for i, st := range sc.Schedule.Steps {
 		r.steps[i] = st.FaultStep()
+		if strings.HasPrefix(st.Node, fault.SelectRandomOf+"(") {
+			r.draws = true
+		}
 	}
 	for k := range sc.Target.Options {
 		if err := tgt.CheckOptionKey(k); err != nil {
@@ -199,7 +215,12 @@ func (r *scenarioRun) open() error {
 	if netns.Wanted(sc.Target.Options) {
 		env.Network = netns.Describe()
 	}
-	if r.run, err = rundir.Open(r.s.RunsDir, sc.Name, time.Now(), env); err != nil {
+	if r.s.Dir != "" {
+		r.run, err = rundir.OpenAt(r.s.Dir, time.Now(), env)
+	} else {
+		r.run, err = rundir.Open(r.s.RunsDir, sc.Name, time.Now(), env)
+	}
+	if err != nil {
 		return err
 	}
 	if err := rundir.WriteFile(r.run.Path("scenario.yaml"), resolved); err != nil {
@@ -216,6 +237,12 @@ func (r *scenarioRun) open() error {
 		RateSpec: sc.Load.Rate.String(), Threads: sc.Load.Threads, WindowMs: ms(sc.Load.Window.D()),
 		WarmupMs: ms(sc.Load.Warmup.D()), DurationMs: ms(sc.Load.Duration.D()), Checks: map[string]bool{},
 		FaultKinds: r.freg.Unlisted(r.steps.Actions())}
+	if r.s.Trial > 0 || r.draws {
+		r.sum.Trial = &rundir.TrialInfo{K: r.s.Trial, Of: r.s.Trials, Seed: r.seed, BaseSeed: r.s.BaseSeed}
+		for _, d := range r.drawn {
+			r.sum.Trial.FaultAtMs = append(r.sum.Trial.FaultAtMs, ms(d))
+		}
+	}
 	return nil
 }
 
@@ -227,13 +254,20 @@ func (r *scenarioRun) up(ctx context.Context) error {
 		r.base.Set(r.tgt.EndpointKey, strings.Join(sc.Target.Endpoints, ","))
 		return nil
 	}
+	if sh := r.s.shared; sh != nil && sh.cluster != nil {
+		return r.reuse(ctx, sh)
+	}
 	lenv, err := launcher.NewEnv()
 	if err != nil {
 		return err
 	}
 	r.manager = clusterctl.New(r.s.StateDir, lenv, r.s.Targets)
+	name := "run-" + filepath.Base(r.run.Dir)
+	if r.s.Dir != "" { // a trial: trial-01 is unique only under its parent
+		name = "run-" + filepath.Base(filepath.Dir(r.run.Dir)) + "-" + filepath.Base(r.run.Dir)
+	}
 	spec := launcher.Spec{
-		Name: "run-" + filepath.Base(r.run.Dir), Nodes: sc.Target.Nodes, Replicas: *sc.Target.Replicas,
+		Name: name, Nodes: sc.Target.Nodes, Replicas: *sc.Target.Replicas,
 		Dir: r.run.Path("cluster"), KeepData: sc.Target.KeepData, Options: sc.Target.Options,
 	}
 	if hs := r.s.NodeHosts; hs != nil {
@@ -264,13 +298,16 @@ func (r *scenarioRun) up(ctx context.Context) error {
 		return err
 	}
 	r.run.Events.Emit(event.ClusterHealthy, strings.Join(c.NodeNames(), ","), "cluster up")
+	if sh := r.s.shared; sh != nil {
+		sh.manager, sh.cluster, sh.env = r.manager, c, lenv
+	}
 	return nil
 }
 
 // down stops the cluster up started, adding its error to *err.
 func (r *scenarioRun) down(ctx context.Context, err *error) {
-	if r.cluster == nil {
-		return
+	if r.cluster == nil || r.s.shared != nil {
+		return // a shared cluster is stopped by the trials after the last
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
@@ -283,6 +320,12 @@ func (r *scenarioRun) down(ctx context.Context, err *error) {
 func (r *scenarioRun) load(ctx context.Context) error {
 	if r.sc.Load.SkipLoad {
 		return nil
+	}
+	if sh := r.s.shared; sh != nil {
+		if sh.loaded {
+			return nil // loaded by the first trial on this cluster
+		}
+		defer func() { sh.loaded = true }()
 	}
 	p := r.base.Clone()
 	p.SetFrom("threadcount", strconv.Itoa(r.sc.Load.LoadThreads), scenarioSource(r.sc, "load.load_threads"))
@@ -438,8 +481,13 @@ func (r *scenarioRun) watch(ctx context.Context, _ time.Time) error {
 // warm-up; its error goes to the summary, not the phase.
 func (r *scenarioRun) schedule(ctx context.Context, start time.Time) error {
 	if len(r.steps) > 0 {
-		// roles resolve to the first match by name: repeatable runs
-		r.schedErr = fault.Run(ctx, start.Add(r.sc.Load.Warmup.D()), r.steps, r.faults, r.freg, fault.NewResolver(nil))
+		// roles resolve to the first match by name: repeatable runs;
+		// random, any:N and random-of draw from the run's seed
+		res := fault.NewResolver(nil)
+		if r.draws {
+			res = fault.NewDrawResolver(rand.New(rand.NewPCG(r.seed, 0xfa17)))
+		}
+		r.schedErr = fault.Run(ctx, start.Add(r.sc.Load.Warmup.D()), r.steps, r.faults, r.freg, res)
 	}
 	<-ctx.Done()
 	return nil

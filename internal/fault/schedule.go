@@ -214,6 +214,13 @@ func (s Schedule) ValidateFor(reg *Registry, c *launcher.Cluster) error {
 		}
 		if sel, err := parseSelector(st.Node); err != nil {
 			bad(i, "%v", err)
+		} else if sel.kind == selRandomOf {
+			parts, _ := randomOfParts(st.Node)
+			for _, p := range parts {
+				if _, isBound := bound[p]; c != nil && !isKeyword(p) && !nodes[p] && !isBound && !scaled {
+					bad(i, "node %q in %s is neither a node of cluster %s (%s) nor a name bound earlier with as", p, st.Node, c.Name, strings.Join(c.NodeNames(), ", "))
+				}
+			}
 		} else if sel.kind == selName {
 			if _, ok := bound[st.Node]; ok {
 				// a reference to an earlier binding

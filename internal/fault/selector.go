@@ -24,7 +24,36 @@ const (
 	// SelectGroupPrefix: group:G — every node named G-something (txkv's
 	// node groups: group:n2 is n2-s1, n2-s2, ...), up or not.
 	SelectGroupPrefix = "group:"
+	// SelectRandomOf: random-of(X,Y,...) — one up node drawn from the
+	// union of X, Y ...: roles (followers, replicas, primaries, leader;
+	// singular or plural) and node names. The draw comes from the
+	// Resolver's source, so a seeded Resolver (a scenario's trial) replays it.
+	SelectRandomOf = "random-of"
 )
+
+// pluralRoles maps the plural forms random-of accepts to role keywords.
+var pluralRoles = map[string]string{"leaders": SelectLeader, "primaries": SelectPrimary, "replicas": SelectReplica, "followers": SelectFollower}
+
+// randomOfParts returns the parts of random-of(a,b) and whether s is one.
+func randomOfParts(s string) ([]string, bool) {
+	inner, ok := strings.CutPrefix(s, SelectRandomOf+"(")
+	if !ok {
+		return nil, false
+	}
+	inner, ok = strings.CutSuffix(inner, ")")
+	if !ok {
+		return nil, true
+	}
+	var parts []string
+	for _, p := range strings.Split(inner, ",") {
+		p = strings.TrimSpace(p)
+		if r, ok := pluralRoles[p]; ok {
+			p = r
+		}
+		parts = append(parts, p)
+	}
+	return parts, true
+}
 
 // roleOf maps a role keyword to the launcher's role ("" for other text).
 func roleOf(s string) string {
@@ -68,6 +97,7 @@ const (
 	selAll
 	selGroup
 	selList // a,b: the union of several selectors
+	selRandomOf
 )
 
 type selector struct {
@@ -83,6 +113,18 @@ func parseSelector(s string) (selector, error) {
 	switch {
 	case s == "":
 		return sel, fmt.Errorf("empty node selector (want %s)", selectorHelp)
+	case strings.HasPrefix(s, SelectRandomOf+"("):
+		parts, _ := randomOfParts(s)
+		if len(parts) == 0 {
+			return sel, fmt.Errorf("node selector %q: write random-of(followers) or random-of(n1,n2): roles or node names in parentheses", s)
+		}
+		for _, p := range parts {
+			ps, err := parseSelector(p)
+			if err != nil || (ps.kind != selName && ps.kind != selRole) {
+				return sel, fmt.Errorf("node selector %q: %q: random-of takes roles (leader, primaries, replicas, followers) and node names", s, p)
+			}
+		}
+		sel.kind = selRandomOf
 	case strings.Contains(s, ","):
 		for _, part := range strings.Split(s, ",") {
 			if _, err := parseSelector(part); err != nil {
@@ -116,7 +158,7 @@ func parseSelector(s string) (selector, error) {
 	return sel, nil
 }
 
-const selectorHelp = "a node name (n1), leader, primary, replica, follower, random, any:N, all, group:G, a name bound earlier with as, or several of these joined by commas"
+const selectorHelp = "a node name (n1), leader, primary, replica, follower, random, any:N, all, group:G, random-of(followers) or random-of(n1,n2), a name bound earlier with as, or several of these joined by commas"
 
 // isKeyword reports whether s is a selector keyword (and so cannot be bound).
 func isKeyword(s string) bool {
@@ -144,6 +186,12 @@ func NewResolver(rng *rand.Rand) *Resolver {
 	}
 	return r
 }
+
+// NewDrawResolver returns a Resolver whose random, any:N and random-of
+// draw from rng (a scenario's trial seed) while role selectors stay
+// deterministic (the first matching up node by name), as with
+// NewResolver(nil).
+func NewDrawResolver(rng *rand.Rand) *Resolver { return &Resolver{rng: rng} }
 
 // newTimeResolver returns a Resolver whose random and any:N draw from a
 // time-seeded source while role selectors stay deterministic (for the CLI).
@@ -192,6 +240,43 @@ func (r *Resolver) Resolve(c *launcher.Cluster, selector string) ([]string, erro
 	sel, err := parseSelector(selector)
 	if err != nil {
 		return nil, err
+	}
+	if sel.kind == selRandomOf {
+		parts, _ := randomOfParts(selector)
+		seen := map[string]bool{}
+		var cands []string
+		for _, p := range parts {
+			ps, _ := parseSelector(p)
+			var names []string
+			if ps.kind == selRole {
+				for _, n := range c.Nodes {
+					if n.Role == ps.role && nodeUp(context.Background(), c.ProcsOf(&n), n) {
+						names = append(names, n.Name)
+					}
+				}
+			} else {
+				named, err := r.Resolve(c, p) // a node name or a bound name
+				if err != nil {
+					return nil, fmt.Errorf("node selector %q: %w", selector, err)
+				}
+				for _, name := range named {
+					if n, err := c.Node(name); err == nil && nodeUp(context.Background(), c.ProcsOf(n), *n) {
+						names = append(names, name)
+					}
+				}
+			}
+			for _, n := range names {
+				if !seen[n] {
+					seen[n] = true
+					cands = append(cands, n)
+				}
+			}
+		}
+		if len(cands) == 0 {
+			return nil, fmt.Errorf("node selector %q: none of these nodes is up (%s)", selector, describe(c))
+		}
+		sortNames(cands)
+		return []string{cands[r.rng.IntN(len(cands))]}, nil
 	}
 	if sel.kind == selList {
 		seen := map[string]bool{}

@@ -39,6 +39,8 @@ const (
 	primText                  // text at x, y (baseline)
 	primGroup                 // start of a group (class, title)
 	primEnd                   // end of a group
+	primLink                  // start of a link to title (SVG only; a PNG has no links)
+	primLinkEnd               // end of a link
 )
 
 type anchor uint8

@@ -44,6 +44,11 @@ type Output struct {
 // JavaScript, no network) and dir/plots/*.png (the same charts, rendered in
 // Go). It is what `faultbench report` and the end of every run call.
 func Render(ctx context.Context, dir string) (*Output, error) {
+	if sum, err := readTrials(dir); err != nil {
+		return nil, err
+	} else if sum != nil {
+		return RenderTrials(ctx, dir, sum) // the parent of a run with trials
+	}
 	r, err := Load(ctx, dir)
 	if err != nil {
 		return nil, err

@@ -93,6 +93,10 @@ func writeSVG(b *strings.Builder, c *canvas) {
 			b.WriteString("\n")
 		case primEnd:
 			b.WriteString("</g>\n")
+		case primLink:
+			b.WriteString(`<a href="` + esc(p.title) + `">` + "\n")
+		case primLinkEnd:
+			b.WriteString("</a>\n")
 		}
 	}
 	b.WriteString("</svg>\n")

@@ -26,6 +26,22 @@ func Open(base, name string, now time.Time, env Env) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openDir(dir, now, env)
+}
+
+// OpenAt is Open of the directory dir itself (a trial's trial-01 under its
+// parent), which must not exist yet; its parent is created if missing.
+func OpenAt(dir string, now time.Time, env Env) (*Run, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("runs directory: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating run directory: %w", err)
+	}
+	return openDir(dir, now, env)
+}
+
+func openDir(dir string, now time.Time, env Env) (*Run, error) {
 	env.Started = now
 	if err := WriteJSON(filepath.Join(dir, "env.json"), env); err != nil {
 		return nil, err

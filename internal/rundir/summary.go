@@ -68,6 +68,10 @@ type Summary struct {
 	// written under its top-level key (TPC-C: tpcc, docs/tpcc.md); a
 	// reader that does not know the workload keeps them as they are.
 	Sections map[string]json.RawMessage `json:"-"`
+	// Trial is set in a trial's own run directory; Trials in the parent of
+	// a run with trials (docs/output.md).
+	Trial  *TrialInfo `json:"trial,omitempty"`
+	Trials *Trials    `json:"trials,omitempty"`
 }
 
 // CalibrationInfo records a scenario's closed-loop capacity run.

@@ -35,8 +35,9 @@ type Scenario struct {
 	Schedule    Schedule `yaml:"schedule,omitempty"`
 	Checks      []string `yaml:"checks,omitempty"`
 	Analysis    Analysis `yaml:"analysis,omitempty"`
-	UPB         *UPB     `yaml:"upb,omitempty"`   // the Under Pressure Benchmark's parameters (faultbench upb)
-	Sweep       *Sweep   `yaml:"sweep,omitempty"` // a scalability sweep, SB1/SB2/SB3 (faultbench sweep)
+	UPB         *UPB     `yaml:"upb,omitempty"`    // the Under Pressure Benchmark's parameters (faultbench upb)
+	Sweep       *Sweep   `yaml:"sweep,omitempty"`  // a scalability sweep, SB1/SB2/SB3 (faultbench sweep)
+	Trials      *Trials  `yaml:"trials,omitempty"` // repeat the scenario N times (faultbench scenario --trials)
 
 	src sources // where each field was written (file:line or --set), for messages
 }
@@ -92,21 +93,21 @@ type Schedule struct {
 // Failover is the NoSQL failover study's test: steady load for Steady, Fault on Node, keep
 // it down for Down, restore it (Restore action), observe for After.
 type Failover struct {
-	Fault   string   `yaml:"fault"`   // kill (default), stop, pause
-	Node    string   `yaml:"node"`    // selector, default leader/primary per target
-	Restore string   `yaml:"restore"` // start (default for kill/stop), resume (for pause)
-	Steady  Duration `yaml:"steady"`
-	Down    Duration `yaml:"down"`
-	After   Duration `yaml:"after"`
+	Fault   string     `yaml:"fault"`   // kill (default), stop, pause
+	Node    string     `yaml:"node"`    // selector, default leader/primary per target
+	Restore string     `yaml:"restore"` // start (default for kill/stop), resume (for pause)
+	Steady  TimeWindow `yaml:"steady"`  // a time, or a window drawn per trial (30s..45s)
+	Down    Duration   `yaml:"down"`
+	After   Duration   `yaml:"after"`
 }
 
 // Step is one fault at a time relative to the start of the measured run.
 type Step struct {
-	At    Duration `yaml:"at"`
-	Fault string   `yaml:"fault"`
-	Node  string   `yaml:"node,omitempty"` // required, except for crash-client
-	As    string   `yaml:"as,omitempty"`
-	Label string   `yaml:"label,omitempty"`
+	At    TimeWindow `yaml:"at"` // a time, or a window drawn per trial (30s..45s)
+	Fault string     `yaml:"fault"`
+	Node  string     `yaml:"node,omitempty"` // required, except for crash-client
+	As    string     `yaml:"as,omitempty"`
+	Label string     `yaml:"label,omitempty"`
 	// Hold is crash-client's parameter: how long the client commits without
 	// flushing before it crashes (docs/faults.md).
 	Hold Duration `yaml:"hold,omitempty"`
@@ -520,12 +521,12 @@ func (s *Scenario) validate(reg *workload.Registry) error {
 	}
 	if d := s.Load.Duration.D(); d > 0 {
 		for i, st := range s.Schedule.Steps {
-			if st.At.D() >= d {
-				bad(fmt.Sprintf("schedule[%d].at", i), "%v is not before the end of the measured run (load.duration %v): the step would never run", st.At.D(), d)
+			if st.At.Latest() >= d {
+				bad(fmt.Sprintf("schedule[%d].at", i), "%v is not before the end of the measured run (load.duration %v): the step would never run", st.At.Latest(), d)
 			}
 		}
-		if f := s.Schedule.Failover; f != nil && f.Steady.D()+f.Down.D() >= d {
-			bad("schedule.down", "steady %v + down %v is not before the end of the measured run (load.duration %v): the node would never be restored", f.Steady.D(), f.Down.D(), d)
+		if f := s.Schedule.Failover; f != nil && f.Steady.Latest()+f.Down.D() >= d {
+			bad("schedule.down", "steady %v + down %v is not before the end of the measured run (load.duration %v): the node would never be restored", f.Steady.Latest(), f.Down.D(), d)
 		}
 	}
 	if w := s.Load.Window.D(); w != 0 && (w < 10*time.Millisecond || w > time.Hour) {
@@ -588,6 +589,9 @@ func (s *Scenario) validate(reg *workload.Registry) error {
 	if s.Sweep != nil {
 		errs = append(errs, s.Sweep.validate(s)...)
 	}
+	if s.Trials != nil {
+		errs = append(errs, s.Trials.validate()...)
+	}
 	return errors.Join(errs...)
 }
 
@@ -638,20 +642,16 @@ func (s *Scenario) Resolve(defaultNode string) {
 		}
 		s.Schedule.Steps = []Step{
 			{At: f.Steady, Fault: f.Fault, Node: f.Node, As: "victim", Label: f.Fault + " " + f.Node},
-			{At: f.Steady + f.Down, Fault: f.Restore, Node: "victim", Label: f.Restore + " victim"},
+			{At: f.Steady.Add(f.Down), Fault: f.Restore, Node: "victim", Label: f.Restore + " victim"},
 		}
 		if s.Load.Duration == 0 {
-			s.Load.Duration = f.Steady + f.Down + f.After
+			s.Load.Duration = s.derivedDuration()
 		}
 		s.Schedule.Failover = nil
 	}
-	sort.SliceStable(s.Schedule.Steps, func(i, j int) bool { return s.Schedule.Steps[i].At < s.Schedule.Steps[j].At })
+	sort.SliceStable(s.Schedule.Steps, func(i, j int) bool { return s.Schedule.Steps[i].At.From < s.Schedule.Steps[j].At.From })
 	if s.Load.Duration == 0 {
-		end := Duration(60 * time.Second)
-		if n := len(s.Schedule.Steps); n > 0 && s.Schedule.Steps[n-1].At+Duration(30*time.Second) > end {
-			end = s.Schedule.Steps[n-1].At + Duration(30*time.Second)
-		}
-		s.Load.Duration = end
+		s.Load.Duration = s.derivedDuration()
 	}
 	if s.Analysis.DownFraction == 0 {
 		s.Analysis.DownFraction = 0.10

@@ -17,6 +17,7 @@ import (
 var (
 	durationType = reflect.TypeOf(Duration(0))
 	rateType     = reflect.TypeOf(Rate{})
+	windowType   = reflect.TypeOf(TimeWindow{})
 	scheduleType = reflect.TypeOf(Schedule{})
 	stepsType    = reflect.TypeOf([]Step(nil))
 	failoverType = reflect.TypeOf(Failover{})
@@ -24,7 +25,7 @@ var (
 
 // isScalar reports whether t is written as one YAML scalar.
 func isScalar(t reflect.Type) bool {
-	if t == durationType || t == rateType {
+	if t == durationType || t == rateType || t == windowType {
 		return true
 	}
 	switch t.Kind() {

@@ -34,13 +34,13 @@ func (c rgba) css() string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) 
 type primKind uint8
 
 const (
-	primRect  primKind = iota // filled rectangle x, y, w, h
-	primPath                  // stroked polylines segs
-	primText                  // text at x, y (baseline)
-	primGroup                 // start of a group (class, title)
-	primEnd                   // end of a group
-	primLink                  // start of a link to title (SVG only; a PNG has no links)
-	primLinkEnd               // end of a link
+	primRect    primKind = iota // filled rectangle x, y, w, h
+	primPath                    // stroked polylines segs
+	primText                    // text at x, y (baseline)
+	primGroup                   // start of a group (class, title)
+	primEnd                     // end of a group
+	primLink                    // start of a link to title (SVG only; a PNG has no links)
+	primLinkEnd                 // end of a link
 )
 
 type anchor uint8

@@ -299,7 +299,7 @@ func (r *scenarioRun) up(ctx context.Context) error {
 	}
 	r.run.Events.Emit(event.ClusterHealthy, strings.Join(c.NodeNames(), ","), "cluster up")
 	if sh := r.s.shared; sh != nil {
-		sh.manager, sh.cluster, sh.env = r.manager, c, lenv
+		sh.manager, sh.cluster = r.manager, c
 	}
 	return nil
 }

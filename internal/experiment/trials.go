@@ -10,7 +10,6 @@ import (
 
 	"github.com/faultbench/faultbench/internal/clusterctl"
 	"github.com/faultbench/faultbench/internal/event"
-	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/report"
 	"github.com/faultbench/faultbench/internal/rundir"
@@ -54,7 +53,6 @@ type TrialsOutcome struct {
 type sharedCluster struct {
 	manager *clusterctl.Manager
 	cluster *launcher.Cluster
-	env     *launcher.Env
 	loaded  bool
 }
 
@@ -65,7 +63,10 @@ func (r *scenarioRun) reuse(ctx context.Context, sh *sharedCluster) error {
 	r.manager = sh.manager
 	r.cluster = sh.cluster
 	r.tgt.ConnectTo(r.base, sh.cluster)
-	r.faults = &fault.Cluster{Launcher: r.tgt.Launcher, Env: sh.env, Cluster: sh.cluster, Events: r.run.Events, Save: r.manager.Save, HealthTimeout: r.tgt.UpTimeout}
+	var err error
+	if r.faults, err = r.manager.FaultCluster(sh.cluster, r.run.Events, 0); err != nil {
+		return err
+	}
 	fmt.Fprintf(r.s.Err, "reusing cluster %s: waiting until it is healthy ...\n", sh.cluster.Name)
 	if err := r.faults.WaitHealthy(ctx, "for the cluster to re-stabilise before the trial"); err != nil {
 		return err

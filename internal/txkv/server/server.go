@@ -200,12 +200,14 @@ func (s *Server) Run(ctx context.Context) error {
 	case runErr = <-s.fatal:
 		s.lg.Printf("stopping: %v", runErr)
 	case <-s.crash:
+		// drop the WAL buffer first, as a crash does: a heartbeat under
+		// way must not sync it while the goroutines wind down
 		s.lease.Store(0)
+		s.wal.Abandon()
 		s.cfg.Listener.Close()
 		<-serveDone
 		s.cancel()
 		s.wg.Wait()
-		s.wal.Abandon()
 		s.coord.Close()
 		return ErrCrashed
 	}

@@ -41,6 +41,17 @@ type Params struct {
 	// Hold is how long a condition must hold to count as reached (recovery,
 	// stabilisation, reconfiguration). Default 5s.
 	Hold time.Duration
+	// SustainWindows is how many consecutive windows at or above
+	// DownFrac*B end a downtime stretch for the failover time: service
+	// back in fewer (a backlog burst between two outages) does not end
+	// it. Default 5 (500 ms at 100 ms windows).
+	SustainWindows int
+	// MinCompletions is the fewest LatencyOp operations (successes and
+	// failures) the reconfiguration span must complete for its peak
+	// latency and failed/aborted counts to be judged; fewer give "not
+	// judged (n completions)" (FaultMetrics.NotJudged). Default 20; 0
+	// judges any span.
+	MinCompletions int
 	// SteadyTol is the steady-state tolerance (UPB: about 2 %).
 	// Default 0.02.
 	SteadyTol float64
@@ -100,7 +111,7 @@ type Histograms interface {
 // DefaultParams returns the parameters of the metric definitions in
 // DESIGN.md.
 func DefaultParams() Params {
-	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, SteadyTol: 0.02,
+	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, SustainWindows: 5, MinCompletions: 20, SteadyTol: 0.02,
 		SteadySpan: 10 * time.Second, SteadySample: time.Second, SteadyZ: 3, BandSmooth: time.Second, LatencyFactor: 2, LatencyOp: measure.AllOps,
 		FinalFrac: 0.20}
 }
@@ -122,6 +133,10 @@ func (p Params) Validate() error {
 	switch {
 	case p.Hold <= 0:
 		return fmt.Errorf("analyze: Hold must be positive, got %v", p.Hold)
+	case p.SustainWindows < 1:
+		return fmt.Errorf("analyze: SustainWindows must be at least 1, got %d", p.SustainWindows)
+	case p.MinCompletions < 0:
+		return fmt.Errorf("analyze: MinCompletions must not be negative, got %d", p.MinCompletions)
 	case p.SteadySpan <= 0:
 		return fmt.Errorf("analyze: SteadySpan must be positive, got %v", p.SteadySpan)
 	case p.BandSmooth < 0:
@@ -196,11 +211,13 @@ type FaultMetrics struct {
 	// without a success.
 	LongestGapMs float64 `json:"longest_gap_ms"`
 	// FailoverMs is from the fault to the end of the span's first downtime
-	// stretch; 0 if there was none.
+	// stretch, which ends only at sustained service: the last down window
+	// before the first SustainWindows consecutive windows that are not
+	// down; 0 if no window was down.
 	FailoverMs float64 `json:"failover_ms"`
-	// FailoverOpen is true when that first downtime stretch lasted to the
-	// end of the span: the failover did not end, FailoverMs is only the
-	// span's length.
+	// FailoverOpen is true when service was not sustained again before
+	// the end of the span: the failover did not end, FailoverMs runs to
+	// the span's last down window.
 	FailoverOpen bool `json:"failover_open"`
 	// RecoveryMs is from the fault to the start of the first window from
 	// which throughput stays within ±RecoverTol of LevelOps for Hold.
@@ -232,9 +249,19 @@ type FaultMetrics struct {
 	// PreFaultP99Us for Hold (the CumuloNimbo failure evaluation).
 	ReconfigurationMs float64 `json:"reconfiguration_ms"`
 	PreFaultP99Us     float64 `json:"pre_fault_p99_us"`
-	// PeakLatencyMs is the highest LatencyOp max latency in the
-	// reconfiguration span (the whole fault span if it never ended).
+	// PeakLatencyMs is the highest LatencyOp latency in the
+	// reconfiguration span (the whole fault span if it never ended),
+	// failed and timed-out operations included at their duration
+	// (censored: windows.csv fail_max_us), so a peak cannot leave out the
+	// worst operations.
 	PeakLatencyMs float64 `json:"peak_latency_ms"`
+	// PeakCensored is true when the peak is a failed operation's duration:
+	// the operation gave up then, its latency was at least that.
+	PeakCensored bool `json:"peak_censored,omitempty"`
+	// NotJudged names the figures of the fault that rest on too little to
+	// judge (JSON key -> why, e.g. "peak_latency_ms": "3 completions"):
+	// their values are still written, and a table shows "not judged (why)".
+	NotJudged map[string]string `json:"not_judged,omitempty"`
 	// FailedOps counts operations of every failure class (a not-found
 	// answer is none: outcome.FailureClasses), AbortedOps those of the
 	// conflict class, in the reconfiguration span (ALL rows).
@@ -488,12 +515,14 @@ func (a *analyzer) sampleWindows() int {
 }
 
 // availability is downtime, longest gap, failover and whether the span
-// ends down, over windows idx of a span that starts at at.
+// ends down, over windows idx of a span that starts at at. The failover's
+// downtime stretch ends only at sustained service (SustainWindows
+// consecutive windows up); failOpen when that never came.
 func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, failMs float64, downAtEnd, failOpen bool) {
 	thr := a.p.DownFrac * a.base
 	var down, gap, cur time.Duration
 	firstEnd := time.Duration(-1)
-	inFirst := false
+	sustained, up := false, 0
 	for k, i := range idx {
 		s := a.s[i]
 		if s.all.OK == 0 {
@@ -503,22 +532,22 @@ func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, fai
 			cur = 0
 		}
 		isDown := tp(a.s, i) < thr
-		if isDown {
+		switch {
+		case isDown:
 			down += s.dur()
-			if firstEnd < 0 {
-				inFirst = true
+			if !sustained {
+				firstEnd, up = s.end, 0
 			}
-			if inFirst {
-				firstEnd = s.end
+		case firstEnd >= 0 && !sustained:
+			if up++; up >= a.p.SustainWindows {
+				sustained = true
 			}
-		} else {
-			inFirst = false
 		}
 		if k == len(idx)-1 {
 			downAtEnd = isDown
 		}
 	}
-	failOpen = inFirst // the first downtime stretch reached the span's end
+	failOpen = firstEnd >= 0 && !sustained
 	if exact, ok := a.exactGap(idx); ok {
 		gap = exact
 	}
@@ -777,12 +806,31 @@ func (a *analyzer) reconfiguration(m *FaultMetrics, before, during []int) {
 			m.Notes = append(m.Notes, fmt.Sprintf("reconfiguration: p99 did not stay under %gx the pre-fault p99 (%.0f µs) for %v within the fault span; peak and failed/aborted counts cover the whole span", a.p.LatencyFactor, ref.P99Us, a.p.Hold))
 		}
 	}
+	var completions, unknown int64
+	var okMax, failMax float64
 	for _, i := range spanIdx {
 		if r, ok := a.s[i].row(op); ok {
-			m.PeakLatencyMs = math.Max(m.PeakLatencyMs, r.MaxUs/1000)
+			okMax, failMax = math.Max(okMax, r.MaxUs), math.Max(failMax, r.FailMaxUs)
+			completions += r.OK
+			// a failure's duration is known from fail_max_us; rows of a
+			// windows.csv written before the column have none
+			if n := r.FailureCount(); n > 0 && r.FailMaxUs > 0 {
+				completions += n
+			} else {
+				unknown += n
+			}
 		}
 		m.FailedOps += a.s[i].all.FailureCount()
 		m.AbortedOps += a.s[i].all.Errors[outcome.Conflict]
+	}
+	m.PeakLatencyMs, m.PeakCensored = math.Max(okMax, failMax)/1000, failMax > okMax
+	if unknown > 0 {
+		m.Notes = append(m.Notes, fmt.Sprintf("reconfiguration span: %d failed %s operations without a recorded duration (windows.csv without fail_max_us): the peak covers the successes only", unknown, op))
+	}
+	if len(spanIdx) > 0 && completions < int64(a.p.MinCompletions) {
+		why := fmt.Sprintf("%d completions", completions)
+		m.NotJudged = map[string]string{"peak_latency_ms": why, "failed_count": why, "aborted_count": why}
+		m.Notes = append(m.Notes, fmt.Sprintf("reconfiguration span: %d %s completions (fewer than %d): peak latency and failed/aborted counts not judged", completions, op, a.p.MinCompletions))
 	}
 	if aft := a.stats(afterIdx, op); aft.OKCount > 0 && ref.OKCount > 0 && ref.MeanUs > 0 {
 		v := (aft.MeanUs/ref.MeanUs - 1) * 100

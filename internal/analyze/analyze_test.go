@@ -45,6 +45,9 @@ func gen(window, end, warmup time.Duration, f func(t time.Duration) point) []mea
 			P99Us: m.p99, P999Us: m.maxUs, MaxUs: m.maxUs}
 		r.Errors[outcome.Timeout] = int64(math.Round(to))
 		r.Errors[outcome.Conflict] = int64(math.Round(cf))
+		if r.FailureCount() > 0 {
+			r.FailMaxUs = math.Max(m.maxUs, 1) // failures no slower than the successes
+		}
 		if s < warmup {
 			r.Phase = measure.PhaseWarmup
 		}

@@ -134,6 +134,7 @@ func synthesiseAll(s slot) measure.WindowRow {
 		a.SvcMeanUs += rw * r.SvcMeanUs
 		a.SvcP99Us += rw * r.SvcP99Us
 		a.MaxUs = math.Max(a.MaxUs, r.MaxUs)
+		a.FailMaxUs = math.Max(a.FailMaxUs, r.FailMaxUs)
 	}
 	if w > 0 {
 		for _, p := range []*float64{&a.MeanUs, &a.P50Us, &a.P90Us, &a.P95Us, &a.P99Us, &a.P999Us, &a.SvcMeanUs, &a.SvcP99Us} {
@@ -162,6 +163,10 @@ type LatencyStats struct {
 	P95Us         float64 `json:"p95_us"`
 	P99Us         float64 `json:"p99_us"`
 	MaxUs         float64 `json:"max_us"`
+	// FailedMaxUs is the longest failed operation's latency (from its
+	// intended start, censored at its duration: windows.csv fail_max_us);
+	// absent without failures or for windows.csv files without the column.
+	FailedMaxUs float64 `json:"failed_max_us,omitempty"`
 	// DroppedCount counts the open-loop operations due in these windows
 	// that never started (ALL only: a dropped operation has no type).
 	DroppedCount int64 `json:"dropped_count,omitempty"`
@@ -192,6 +197,7 @@ func stats(s []slot, idx []int, op string) LatencyStats {
 		st.P95Us += rw * r.P95Us
 		st.P99Us += rw * r.P99Us
 		st.MaxUs = math.Max(st.MaxUs, r.MaxUs)
+		st.FailedMaxUs = math.Max(st.FailedMaxUs, r.FailMaxUs)
 	}
 	if w > 0 {
 		st.MeanUs /= w

@@ -57,6 +57,7 @@ type aggregate struct {
 	firstOK, lastOK time.Duration // valid when counts[outcome.OK] > 0
 	lat, svc        *hdrhistogram.Histogram
 	wake            *hdrhistogram.Histogram // ALL only: the wake-up lag
+	failMax         int64                   // longest failed operation, µs (opSlot.failMax)
 }
 
 // addOKSpan widens a's first/last success times by those of o, which holds
@@ -79,6 +80,7 @@ func (a *aggregate) ensure() {
 func (a *aggregate) reset() {
 	a.counts = [outcome.NumClasses]int64{}
 	a.behind = 0
+	a.failMax = 0
 	if a.lat != nil && a.lat.TotalCount() > 0 {
 		a.lat.Reset()
 		a.svc.Reset()
@@ -322,6 +324,8 @@ func (c *Collector) absorb(i int, sl *slot, run bool) {
 		}
 		a.behind += o.behind
 		c.all.behind += o.behind
+		a.failMax = max(a.failMax, o.failMax)
+		c.all.failMax = max(c.all.failMax, o.failMax)
 		if o.wake != nil && o.wake.TotalCount() > 0 {
 			if c.all.wake == nil {
 				c.all.wake = newHist()
@@ -391,6 +395,9 @@ func (a *aggregate) row(base WindowRow, op string) WindowRow {
 	}
 	r.Behind = a.behind
 	r.OKTimes = true
+	if r.FailureCount() > 0 {
+		r.FailMaxUs = float64(a.failMax)
+	}
 	if r.OK > 0 {
 		// µs, as written to windows.csv
 		r.FirstOK, r.LastOK = a.firstOK.Round(time.Microsecond), a.lastOK.Round(time.Microsecond)

@@ -224,6 +224,11 @@ type WindowRow struct {
 	MeanUs, P50Us, P90Us, P95Us, P99Us, P999Us, MaxUs float64
 	// Service time (from the actual start) of successful operations, µs.
 	SvcMeanUs, SvcP99Us float64
+	// FailMaxUs is the longest intended-start latency of the window's
+	// failed operations (every failure class; not found is an answer), µs:
+	// a timed-out operation's latency censored at its duration (column
+	// fail_max_us, empty without failures or in files written before it).
+	FailMaxUs float64
 	// The harness's own wake-up lag (ALL rows only): how late, after its
 	// intended start, an open-loop worker that waited for it issued the
 	// operation (any outcome), µs; WakeN is how many operations waited

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -587,6 +588,54 @@ func TestWakeLagColumns(t *testing.T) {
 	}
 }
 
+// TestFailMaxColumn: the longest failed operation of a window (from its
+// intended start) is in fail_max_us of its op and ALL rows, reads back, is
+// empty without failures, and a not-found answer is no failure; files
+// written before the column still read (FailMaxUs 0).
+func TestFailMaxColumn(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	c, err := NewCollector(Config{Dir: dir, Ops: []string{"READ", "UPDATE"}, Window: time.Second, Start: start, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := c.Recorder(0)
+	at := start.Add(-2 * time.Second) // intended 2 s before the run: it waited that long
+	rec.Record(Sample{Op: 1, Class: outcome.Timeout, Intended: at, Ended: start.Add(500 * time.Millisecond)})
+	rec.Record(Sample{Op: 1, Class: outcome.Unavailable, Intended: start, Ended: start.Add(600 * time.Millisecond)})
+	rec.Record(Sample{Op: 0, Class: outcome.NotFound, Intended: at, Ended: start.Add(700 * time.Millisecond)})
+	rec.Record(Sample{Op: 0, Intended: start, Ended: start.Add(10 * time.Millisecond)})
+	rec.Record(Sample{Op: 0, Intended: start.Add(time.Second), Ended: start.Add(1010 * time.Millisecond)})
+	if _, err := c.finish(start.Add(2 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadWindows(filepath.Join(dir, WindowsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, r := range rows {
+		got[fmt.Sprintf("%d %s", r.Index, r.Op)] = r.FailMaxUs
+	}
+	want := map[string]float64{"0 ALL": 2.5e6, "0 UPDATE": 2.5e6, "0 READ": 0, "1 ALL": 0, "1 READ": 0}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || math.Abs(g-w) > w/100 {
+			t.Errorf("fail_max_us of %s = %v (present %v), want %v", k, g, ok, w)
+		}
+	}
+	t.Run("before fail_max_us", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "windows.csv")
+		old := windowsHeaderV4 + "\n0,100,run,ALL,3,1,0,0,0,0,0,0,1,1,1,1,1,1,1,1,1,10,90,,,,\n"
+		if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := ReadWindows(path)
+		if err != nil || len(rows) != 1 || rows[0].FailMaxUs != 0 || rows[0].Errors[outcome.Timeout] != 1 {
+			t.Errorf("old rows %+v, %v", rows, err)
+		}
+	})
+}
+
 func TestReadWindowsErrors(t *testing.T) {
 	tests := []struct {
 		name, content, want string
@@ -594,10 +643,10 @@ func TestReadWindowsErrors(t *testing.T) {
 		{"empty", "", "no header"},
 		{"wrong header", "a,b\n", "header"},
 		{"short row", WindowsHeader + "\n0,100,run,ALL\n", "line 2"},
-		{"bad number", WindowsHeader + "\n0,100,run,ALL,x,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,,,,,\n", "column 5"},
-		{"bad phase", WindowsHeader + "\n0,100,later,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,2,,,,\n", "phase"},
-		{"successes without times", WindowsHeader + "\n0,100,run,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,,,,,\n", "column 22"},
-		{"last before first", WindowsHeader + "\n0,100,run,ALL,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,50,40,,,,\n", "last_ok_ms before first_ok_ms"},
+		{"bad number", WindowsHeader + "\n0,100,run,ALL,x,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,,,,,,\n", "column 5"},
+		{"bad phase", WindowsHeader + "\n0,100,later,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,2,,,,,\n", "phase"},
+		{"successes without times", WindowsHeader + "\n0,100,run,ALL,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,,,,,,\n", "column 22"},
+		{"last before first", WindowsHeader + "\n0,100,run,ALL,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,50,40,,,,,\n", "last_ok_ms before first_ok_ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,6 +22,12 @@ import (
 // outcome.ErrorClasses.
 const WindowsHeader = "start_ms,end_ms,phase,op,ok,err_timeout,err_unavailable,err_conflict,err_rejected,err_other,err_not_found," +
 	"behind,mean_us,p50_us,p90_us,p95_us,p99_us,p999_us,max_us,svc_mean_us,svc_p99_us,first_ok_ms,last_ok_ms," +
+	"wake_n,wake_p50_us,wake_p99_us,wake_max_us,fail_max_us"
+
+// windowsHeaderV4 is the header of windows.csv files written before the
+// fail_max_us column; ReadWindows still reads them.
+const windowsHeaderV4 = "start_ms,end_ms,phase,op,ok,err_timeout,err_unavailable,err_conflict,err_rejected,err_other,err_not_found," +
+	"behind,mean_us,p50_us,p90_us,p95_us,p99_us,p999_us,max_us,svc_mean_us,svc_p99_us,first_ok_ms,last_ok_ms," +
 	"wake_n,wake_p50_us,wake_p99_us,wake_max_us"
 
 // windowsHeaderV3 is the header of windows.csv files written before the
@@ -295,6 +301,10 @@ func appendRow(b []byte, r *WindowRow) []byte {
 			b = appendFloat(b, v)
 		}
 	}
+	b = append(b, ',')
+	if r.FailureCount() > 0 {
+		b = appendFloat(b, r.FailMaxUs)
+	}
 	return append(b, '\n')
 }
 
@@ -326,7 +336,8 @@ func ReadWindows(path string) ([]WindowRow, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	got := strings.Join(head, ",")
-	notFound := got == WindowsHeader // older files have no err_not_found column
+	failMax := got == WindowsHeader               // older files have no fail_max_us column
+	notFound := failMax || got == windowsHeaderV4 // older still no err_not_found column
 	if !notFound && got != windowsHeaderV3 && got != windowsHeaderV2 && got != windowsHeaderV1 {
 		return nil, fmt.Errorf("%s: line 1: header %q, want %q", path, got, WindowsHeader)
 	}
@@ -346,6 +357,12 @@ func ReadWindows(path string) ([]WindowRow, error) {
 			return nil, fmt.Errorf("%s: line %d: %d fields, want %d", path, line, len(rec), want)
 		}
 		r, err := parseRow(rec, notFound)
+		if err == nil && failMax && rec[len(rec)-1] != "" {
+			r.FailMaxUs, err = strconv.ParseFloat(rec[len(rec)-1], 64)
+			if err != nil {
+				err = fmt.Errorf("column %d (fail_max_us): %w", len(rec), err)
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: line %d: %w", path, line, err)
 		}

@@ -23,6 +23,9 @@ type OpPart struct {
 	// first and last successful operations, ns since Config.Start.
 	FirstOKNs int64 `json:"first_ok_ns,omitempty"`
 	LastOKNs  int64 `json:"last_ok_ns,omitempty"`
+	// FailMaxUs is the longest intended-start latency of the failed
+	// operations, µs (windows.csv fail_max_us).
+	FailMaxUs int64 `json:"fail_max_us,omitempty"`
 	// Lat and Svc are the intended-start latency and service time of the
 	// successful operations, µs, encoded; empty when there were none.
 	Lat []byte `json:"lat,omitempty"`
@@ -88,7 +91,7 @@ func (c *Collector) part(k int64, partial bool) WindowPart {
 		if n == 0 {
 			continue
 		}
-		o := OpPart{Op: c.cfg.Ops[op], Counts: a.counts, Behind: a.behind}
+		o := OpPart{Op: c.cfg.Ops[op], Counts: a.counts, Behind: a.behind, FailMaxUs: a.failMax}
 		if a.counts[outcome.OK] > 0 {
 			o.FirstOKNs, o.LastOKNs = int64(a.firstOK), int64(a.lastOK)
 			o.Lat, o.Svc = enc(a.lat), enc(a.svc)
@@ -172,6 +175,7 @@ func (c *Collector) AddPart(worker int, p WindowPart) error {
 			o.counts[cls] += v
 		}
 		o.behind += op.Behind
+		o.failMax = max(o.failMax, op.FailMaxUs)
 		if ds[j].lat != nil || ds[j].svc != nil {
 			if o.lat == nil {
 				o.lat, o.svc = newPacked(), newPacked()

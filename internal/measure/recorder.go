@@ -57,6 +57,10 @@ type opSlot struct {
 	// whose worker waited for their intended start (Sample.Woke), any outcome;
 	// allocated at the first such sample, then reused.
 	wake *hdrhistogram.PackedHistogram
+	// failMax is the longest intended-start latency of the slot's failed
+	// operations (failure classes: not found is an answer), µs: what a
+	// timed-out operation waited, censored at its timeout.
+	failMax int64
 }
 
 func newSlot(nops int) *slot { return &slot{ops: make([]opSlot, nops)} }
@@ -67,6 +71,7 @@ func (s *slot) reset() {
 		o := &s.ops[i]
 		o.counts = [outcome.NumClasses]int64{}
 		o.behind = 0
+		o.failMax = 0
 		if o.lat != nil {
 			o.lat.Reset()
 			o.svc.Reset()
@@ -129,6 +134,9 @@ func (r *Recorder) Record(s Sample) {
 		}
 	}
 	o.counts[class]++
+	if class != outcome.OK && class != outcome.NotFound && lat > o.failMax {
+		o.failMax = lat
+	}
 	if s.Behind {
 		o.behind++
 	}

@@ -48,9 +48,13 @@ func metricRows() []metricRow {
 		{Section: sectionAvailability, Label: "restore downtime", Unit: "ms", Fault: restored(func(m analyze.FaultMetrics) string { return naCell(m.RestoreDowntimeMs) })},
 		{Section: sectionAvailability, Label: "time to stabilise on node up", Unit: "ms", Fault: restored(func(m analyze.FaultMetrics) string { return timeCell(m.StabiliseMs) })},
 		{Section: sectionAvailability, Label: "reconfiguration time", Unit: "ms", Fault: injected(func(m analyze.FaultMetrics) string { return timeCell(m.ReconfigurationMs) })},
-		{Section: sectionAvailability, Label: "peak latency", Unit: "ms", Fault: injected(func(m analyze.FaultMetrics) string { return num(m.PeakLatencyMs, 1) })},
-		{Section: sectionAvailability, Label: "failed ops in reconfiguration", Fault: injected(func(m analyze.FaultMetrics) string { return strconv.FormatInt(m.FailedOps, 10) })},
-		{Section: sectionAvailability, Label: "aborted ops in reconfiguration", Fault: injected(func(m analyze.FaultMetrics) string { return strconv.FormatInt(m.AbortedOps, 10) })},
+		{Section: sectionAvailability, Label: "peak latency", Unit: "ms", Fault: injected(func(m analyze.FaultMetrics) string { return judged(m, "peak_latency_ms", peakCell(m)) })},
+		{Section: sectionAvailability, Label: "failed ops in reconfiguration", Fault: injected(func(m analyze.FaultMetrics) string {
+			return judged(m, "failed_count", strconv.FormatInt(m.FailedOps, 10))
+		})},
+		{Section: sectionAvailability, Label: "aborted ops in reconfiguration", Fault: injected(func(m analyze.FaultMetrics) string {
+			return judged(m, "aborted_count", strconv.FormatInt(m.AbortedOps, 10))
+		})},
 		{Section: sectionAvailability, Label: "latency after vs before", Unit: "%", Fault: injected(latencyChangeCell)},
 		{Section: sectionAvailability, Label: "dropped ops in fault span", On: onTerminal, Fault: injected(func(m analyze.FaultMetrics) string { return strconv.FormatInt(m.During.DroppedCount, 10) })},
 		{Section: sectionAvailability, Label: "throughput before / during / after", Unit: "ops/s", On: onCompare | onHTML, Fault: anyFault(spans(func(s analyze.LatencyStats) string { return num(s.Ops, 0) }))},
@@ -299,6 +303,24 @@ func faultCell(s *source, k int, cell func(s *source, m analyze.FaultMetrics) st
 // "not judged (3 completions)". A value the run does not have at all is
 // "-" (metricRow.Needs).
 func notJudged(why string) string { return "not judged (" + why + ")" }
+
+// judged is cell, or "not judged (why)" when the analysis did not judge
+// the fault's figure key (analyze.FaultMetrics.NotJudged).
+func judged(m analyze.FaultMetrics, key, cell string) string {
+	if why := m.NotJudged[key]; why != "" {
+		return notJudged(why)
+	}
+	return cell
+}
+
+// peakCell is the peak latency, "≥ " before it when it is a failed
+// operation's duration (censored: the operation gave up then).
+func peakCell(m analyze.FaultMetrics) string {
+	if m.PeakCensored {
+		return "≥ " + num(m.PeakLatencyMs, 1)
+	}
+	return num(m.PeakLatencyMs, 1)
+}
 
 // anyFault is a per-fault cell of every fault.
 func anyFault(cell func(m analyze.FaultMetrics) string) func(s *source, m analyze.FaultMetrics) string {

@@ -145,7 +145,8 @@ func checkCounters(ctx context.Context, w program.Program, db program.DB) (progr
 
 // TestCounterWorkload adds the counter workload with one registry entry and
 // runs it through RunScenario on an in-process target: its check's verdict
-// and its figure land in summary.json and the terminal summary, PASS and,
+// and its figure land in summary.json, the terminal summary and
+// report.html, PASS and,
 // with increments lost on purpose, FAIL. A scenario naming an unknown check
 // is refused with the registered ones; a check of another workload too.
 func TestCounterWorkload(t *testing.T) {
@@ -216,6 +217,15 @@ func TestCounterWorkload(t *testing.T) {
 			}
 			if failed := strings.Contains(strings.Join(sum.Errors, "\n"), "counter-acked: "); failed == tc.pass {
 				t.Errorf("summary.json errors %v", sum.Errors)
+			}
+			html, err := os.ReadFile(filepath.Join(res.Dir, "report.html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"COUNTER acknowledged increments", "counter-acked check"} {
+				if !strings.Contains(string(html), want) {
+					t.Errorf("report.html lacks %q", want)
+				}
 			}
 		})
 	}

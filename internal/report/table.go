@@ -227,9 +227,11 @@ type resultRow struct {
 // results renders the rows shown on surface on for the runs, laid out as
 // the NoSQL failover study's results table: one column per run, one row per
 // metric, every section's rows in list order, the per-fault rows under the
-// header of each fault (as many faults as the run with the most). A value
-// a run does not have is "-".
+// header of each fault (as many faults as the run with the most), then
+// the rows of the runs' workload figures and checks (workloadRows). A
+// value a run does not have is "-".
 func results(rows []metricRow, on surface, runs []source) []resultRow {
+	rows = append(rows[:len(rows):len(rows)], workloadRows(runs)...)
 	var out []resultRow
 	nf := 0
 	for _, r := range runs {

@@ -33,3 +33,54 @@ func WriteChecks(w io.Writer, checks map[string]bool, shown ...string) {
 		fmt.Fprintf(w, "\n%s check: %s\n", name, verdict(checks[name]))
 	}
 }
+
+// workloadRows are the metric rows of what a program workload adds to its
+// runs: a row per headline figure (summary.json's workload_figures, in
+// the run section) and a verdict row per check of its own
+// (checks_passed, in the checks section), in the order the runs first
+// have them. They are drawn from the runs, so no workload is named here;
+// a run without the figure or check shows "-".
+func workloadRows(runs []source) []metricRow {
+	var rows []metricRow
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if r.Summary == nil {
+			continue
+		}
+		for _, f := range r.Summary.Figures {
+			group, name := f.Group, f.Name
+			if key := "figure\x00" + group + "\x00" + name; !seen[key] {
+				seen[key] = true
+				rows = append(rows, metricRow{Section: sectionRun, Label: group + " " + name, On: onCompare | onHTML, Needs: needSummary,
+					Cell: func(s *source) string {
+						for _, g := range s.Summary.Figures {
+							if g.Group == group && g.Name == name {
+								return num(g.Value, 1)
+							}
+						}
+						return "-"
+					}})
+			}
+		}
+		names := make([]string, 0, len(r.Summary.Checks))
+		for name := range r.Summary.Checks {
+			if name != "lost-writes" && name != "stale-reads" { // rows of their own above
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if key := "check\x00" + name; !seen[key] {
+				seen[key] = true
+				rows = append(rows, metricRow{Section: sectionChecks, Label: name + " check", On: onCompare | onHTML, Needs: needSummary,
+					Cell: func(s *source) string {
+						if ok, ran := s.Summary.Checks[name]; ran {
+							return verdict(ok)
+						}
+						return "-"
+					}})
+			}
+		}
+	}
+	return rows
+}

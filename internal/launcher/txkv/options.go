@@ -125,7 +125,10 @@ func parseOptions(m map[string]string) (options, error) {
 	if err := dur(OptHeartbeat, &o.heartbeat); err != nil {
 		return o, err
 	}
-	o.sessionTimeout = max(3*o.heartbeat, 2*time.Second)
+	// failure detection is a session of its own (the paper's HBase
+	// detects failed servers through ZooKeeper, independently of the
+	// recovery manager's heartbeat): 3 s, unless two heartbeats do not fit
+	o.sessionTimeout = max(3*time.Second, 2*o.heartbeat)
 	for k, dst := range map[string]*time.Duration{OptSessionTimeout: &o.sessionTimeout, OptWALSyncInterval: &o.walSync, OptStartTimeout: &o.startTimeout} {
 		if err := dur(k, dst); err != nil {
 			return o, err

@@ -19,12 +19,17 @@ func TestParseOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.persistence != wire.Sync || o.heartbeat != 50*time.Millisecond || o.sessionTimeout != 2*time.Second ||
+	if o.persistence != wire.Sync || o.heartbeat != 50*time.Millisecond || o.sessionTimeout != 3*time.Second ||
 		o.regions != 4 || o.walSync != 100*time.Millisecond || o.memstore != 1<<20 {
 		t.Errorf("parsed %+v", o)
 	}
-	if o, _ := parseOptions(map[string]string{OptHeartbeat: "10s"}); o.sessionTimeout != 30*time.Second {
-		t.Errorf("session timeout for a 10s heartbeat: %v, want 30s", o.sessionTimeout)
+	// detection does not follow the heartbeat (a session of its own)...
+	if o, _ := parseOptions(map[string]string{OptHeartbeat: "250ms"}); o.sessionTimeout != 3*time.Second {
+		t.Errorf("session timeout for a 250ms heartbeat: %v, want 3s", o.sessionTimeout)
+	}
+	// ...unless two heartbeats do not fit in it
+	if o, _ := parseOptions(map[string]string{OptHeartbeat: "10s"}); o.sessionTimeout != 20*time.Second {
+		t.Errorf("session timeout for a 10s heartbeat: %v, want 20s", o.sessionTimeout)
 	}
 	back, err := parseOptions(o.asMap())
 	if err != nil || back != o {

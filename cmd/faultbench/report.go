@@ -50,6 +50,7 @@ func (a *app) compareCmd(ctx context.Context, args []string) error {
 	fs := a.newFlags("compare", "compare RUN_DIR... [--format "+strings.Join(names, "|")+"] [-o FILE]\n\nPuts runs side by side, one column per run: settings and totals, key\nlatencies, every fault's availability metrics (downtime, failover,\nrecovery, ...), the lost-write check and the clients' spread. With\n--format html, also the runs' throughput and p99 latency on one time axis,\naligned at each run's first fault.", compareExamples)
 	format := fs.String("format", "text", "output `format`: "+strings.Join(names, ", "))
 	output := fs.String("o", "", "write to `file` instead of standard output")
+	includeInvalid := fs.Bool("include-invalid", false, "compare runs marked invalid (offered load not met before the first fault) too")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -65,7 +66,7 @@ func (a *app) compareCmd(ctx context.Context, args []string) error {
 	for _, w := range report.Comparability(pos, upb.DirKind()) {
 		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
-	opt := report.CompareOptions{Format: f}
+	opt := report.CompareOptions{Format: f, IncludeInvalid: *includeInvalid}
 	var w io.Writer = a.stdout
 	if *output != "" {
 		opt.LinkBase = filepath.Dir(*output)

@@ -99,6 +99,19 @@ type Params struct {
 	// Kinds are the fault kinds the events' faults are paired by
 	// (FaultsFromEventsWith); nil: the built-in ones (kind.Builtin).
 	Kinds *kind.Registry
+	// MaxLateFrac: an open-loop run is invalid when more than this
+	// fraction of the operations due before the first fault were dropped
+	// or started behind schedule (the offered load was not met). Default
+	// 0.05.
+	MaxLateFrac float64
+	// MaxShortfall: an open-loop run is invalid when its baseline is below
+	// (1 - MaxShortfall) times the offered rate (UPB's keep-up: 5 %).
+	// Default 0.05.
+	MaxShortfall float64
+	// NoisyCV: a run is noisy when the coefficient of variation of its
+	// pre-fault throughput on SteadySample samples, beyond what the
+	// samples' operation counts explain, exceeds it. Default 0.05.
+	NoisyCV float64
 }
 
 // Histograms are per-window latency histograms (measure.HistLogs).
@@ -111,7 +124,7 @@ type Histograms interface {
 // DefaultParams returns the parameters of the metric definitions in
 // DESIGN.md.
 func DefaultParams() Params {
-	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, SustainWindows: 5, MinCompletions: 20, SteadyTol: 0.02,
+	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, MaxLateFrac: 0.05, MaxShortfall: 0.05, NoisyCV: 0.05, SustainWindows: 5, MinCompletions: 20, SteadyTol: 0.02,
 		SteadySpan: 10 * time.Second, SteadySample: time.Second, SteadyZ: 3, BandSmooth: time.Second, LatencyFactor: 2, LatencyOp: measure.AllOps,
 		FinalFrac: 0.20}
 }
@@ -125,7 +138,8 @@ func (p Params) Validate() error {
 		return nil
 	}
 	for _, e := range []error{frac("DownFrac", p.DownFrac), frac("RecoverTol", p.RecoverTol),
-		frac("SteadyTol", p.SteadyTol)} {
+		frac("SteadyTol", p.SteadyTol), frac("MaxLateFrac", p.MaxLateFrac), frac("MaxShortfall", p.MaxShortfall),
+		frac("NoisyCV", p.NoisyCV)} {
 		if e != nil {
 			return e
 		}
@@ -179,8 +193,21 @@ type Report struct {
 	OfferedOps float64 `json:"offered_ops,omitempty"`
 	// DroppedOps counts the open-loop operations due in the run windows
 	// that never started (the run ended while the workers were behind).
-	DroppedOps int64          `json:"dropped_count"`
-	Faults     []FaultMetrics `json:"faults"`
+	DroppedOps int64 `json:"dropped_count"`
+	// Invalid is true when the offered load was not met before the first
+	// fault (open loop: dropped or behind-schedule operations above
+	// MaxLateFrac, or the baseline below the offered rate by more than
+	// MaxShortfall): the run measured an overloaded client or machine, not
+	// the database's failover. InvalidReasons says why.
+	Invalid        bool     `json:"invalid,omitempty"`
+	InvalidReasons []string `json:"invalid_reasons,omitempty"`
+	// Noisy is true when the pre-fault span is unstable: windows under the
+	// downtime threshold before any fault, or a coefficient of variation
+	// of throughput beyond sampling noise above NoisyCV. NoisyReasons says
+	// why.
+	Noisy        bool           `json:"noisy,omitempty"`
+	NoisyReasons []string       `json:"noisy_reasons,omitempty"`
+	Faults       []FaultMetrics `json:"faults"`
 	// Elasticity holds the metrics of every scaling action (add-node,
 	// remove-node) of the run, in time order.
 	Elasticity []ScalingMetrics `json:"elasticity,omitempty"`
@@ -379,6 +406,7 @@ func Analyze(windows []measure.WindowRow, evs []event.Event, p Params) (*Report,
 	a.bounds = dedup(a.bounds)
 
 	a.baseline(rep)
+	a.validity(rep)
 	cut := a.runEnd - time.Duration(p.FinalFrac*float64(a.runEnd-a.runStart))
 	final := a.span(cut, a.runEnd+1, true)
 	rep.FinalOps = meanOps(s, final)
@@ -889,4 +917,82 @@ func (a *analyzer) phases(faults []Fault, finalFrom time.Duration) []PhaseStats 
 	}
 	out = append(out, mk("final", "final", finalFrom, a.runEnd, a.span(finalFrom, a.runEnd+1, true)))
 	return out
+}
+
+// validity marks the report invalid when the offered load was not met
+// before the first fault, and noisy when the pre-fault span is unstable
+// (docs/metrics.md, "Validity").
+func (a *analyzer) validity(rep *Report) {
+	first := a.runEnd + 1
+	if len(a.bounds) > 0 {
+		first = a.bounds[0]
+	}
+	pre := a.span(math.MinInt64, first, true)
+	if len(pre) == 0 {
+		return
+	}
+	if a.p.OfferedOps > 0 {
+		var done, late, dropped int64
+		for _, i := range pre {
+			r := a.s[i].all
+			done += r.OK + r.ErrorCount()
+			late += r.Behind
+			dropped += r.Dropped
+		}
+		if due := done + dropped; due > 0 {
+			if f := float64(late+dropped) / float64(due); f > a.p.MaxLateFrac {
+				rep.InvalidReasons = append(rep.InvalidReasons, fmt.Sprintf("before the first fault %d of %d operations (%.1f %%) were behind schedule or dropped, more than %g %%: the offered load was not met",
+					late+dropped, due, f*100, a.p.MaxLateFrac*100))
+			}
+		}
+		if lim := (1 - a.p.MaxShortfall) * a.p.OfferedOps; a.base < lim {
+			rep.InvalidReasons = append(rep.InvalidReasons, fmt.Sprintf("baseline %.0f ops/s is %.1f %% below the offered %.0f ops/s (more than %g %%)",
+				a.base, (1-a.base/a.p.OfferedOps)*100, a.p.OfferedOps, a.p.MaxShortfall*100))
+		}
+		rep.Invalid = len(rep.InvalidReasons) > 0
+	}
+	if a.base > 0 {
+		var n int
+		var d time.Duration
+		for _, i := range pre {
+			if tp(a.s, i) < a.p.DownFrac*a.base {
+				n++
+				d += a.s[i].dur()
+			}
+		}
+		if n > 0 {
+			rep.NoisyReasons = append(rep.NoisyReasons, fmt.Sprintf("%d pre-fault windows (%v) under %g %% of the baseline: downtime-like dips before any fault", n, d, a.p.DownFrac*100))
+		}
+	}
+	if cv, ok := excessCV(a.s, pre, a.sampleWindows()); ok && cv > a.p.NoisyCV {
+		rep.NoisyReasons = append(rep.NoisyReasons, fmt.Sprintf("pre-fault throughput varies by %.1f %% (coefficient of variation of %v samples beyond sampling noise), more than %g %%", cv*100, a.p.SteadySample, a.p.NoisyCV*100))
+	}
+	rep.Noisy = len(rep.NoisyReasons) > 0
+}
+
+// excessCV is the coefficient of variation of the throughput of the
+// windows idx summed to samples of k windows, beyond what the samples'
+// operation counts explain: √max(0, var − mean σ_i²) / mean, σ_i the
+// Poisson error √ok_i / d_i. ok is false with fewer than 3 samples or no
+// throughput.
+func excessCV(s []slot, idx []int, k int) (cv float64, ok bool) {
+	cnt, dur, _ := aggregate(s, idx, k)
+	if len(cnt) < 3 {
+		return 0, false
+	}
+	var sum, sum2, noise float64
+	for i := range cnt {
+		sec := dur[i].Seconds()
+		v := float64(cnt[i]) / sec
+		sum += v
+		sum2 += v * v
+		noise += float64(cnt[i]) / (sec * sec)
+	}
+	n := float64(len(cnt))
+	mean := sum / n
+	if mean <= 0 {
+		return 0, false
+	}
+	v := sum2/n - mean*mean - noise/n
+	return math.Sqrt(max(0, v)) / mean, true
 }

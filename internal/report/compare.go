@@ -51,6 +51,9 @@ type CompareOptions struct {
 	// LinkBase is the directory the HTML output is written to: links to the
 	// runs' report.html are made relative to it ("" = the current directory).
 	LinkBase string
+	// IncludeInvalid compares runs marked invalid (the offered load was
+	// not met before the first fault) too; without it Compare refuses them.
+	IncludeInvalid bool
 }
 
 // Compare loads the run directories and writes their side-by-side
@@ -69,7 +72,31 @@ func Compare(ctx context.Context, w io.Writer, dirs []string, opt CompareOptions
 		}
 		runs = append(runs, r)
 	}
+	if err := refuseInvalid(runs, opt); err != nil {
+		return err
+	}
 	return WriteCompare(w, runs, opt)
+}
+
+// refuseInvalid is an error naming the runs marked invalid, unless
+// opt.IncludeInvalid: their figures measure an overloaded client or
+// machine, and side by side with valid runs they would be read as a
+// ranking of the databases.
+func refuseInvalid(runs []*Run, opt CompareOptions) error {
+	if opt.IncludeInvalid {
+		return nil
+	}
+	var bad []string
+	for _, r := range runs {
+		if r.Analysis != nil && r.Analysis.Invalid {
+			bad = append(bad, fmt.Sprintf("%s: %s", r.Name, strings.Join(r.Analysis.InvalidReasons, "; ")))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("compare: %d of %d runs are invalid (the offered load was not met before the first fault), not compared without --include-invalid:\n  %s",
+		len(bad), len(runs), strings.Join(bad, "\n  "))
 }
 
 // WriteCompare writes the comparison of loaded runs.

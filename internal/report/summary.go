@@ -51,6 +51,20 @@ func writeScenarioSummary(w io.Writer, sum *rundir.Summary, m *Measured, defs []
 	for _, c := range sum.ChecksSkipped {
 		fmt.Fprintf(w, "\ncheck %s\n", c)
 	}
+	if a := sum.Analysis; a != nil && (a.Invalid || a.Noisy) {
+		if a.Invalid {
+			fmt.Fprintf(w, "\nRUN INVALID: the offered load was not met before the first fault; its figures are not the database's (docs/metrics.md, Validity):\n")
+			for _, r := range a.InvalidReasons {
+				fmt.Fprintf(w, "  %s\n", r)
+			}
+		}
+		if a.Noisy {
+			fmt.Fprintf(w, "\nnoisy run: the span before the first fault was unstable:\n")
+			for _, r := range a.NoisyReasons {
+				fmt.Fprintf(w, "  %s\n", r)
+			}
+		}
+	}
 	if sum.Failed {
 		fmt.Fprintf(w, "\nRUN FAILED: it did not do what it was asked:\n")
 		for _, f := range sum.Failures {

@@ -37,6 +37,7 @@ func metricRows() []metricRow {
 		{Section: sectionRun, Label: "p99.9 latency", Unit: "ms", Needs: needSummary, Cell: latencyCell(func(l rundir.Latency) int64 { return l.P999 })},
 		{Section: sectionRun, Label: "max latency", Unit: "ms", Needs: needSummary, Cell: latencyCell(func(l rundir.Latency) int64 { return l.Max })},
 
+		{Section: sectionAvailability, Label: "validity", On: onCompare | onHTML, Needs: needAnalysis, Cell: validityCell},
 		{Section: sectionAvailability, Label: "baseline throughput", Unit: "ops/s", Needs: needAnalysis, Cell: baselineCell},
 		{Section: sectionAvailability, Label: "downtime", Unit: "ms", Fault: injected(downtimeCell)},
 		{Section: sectionAvailability, Label: "longest gap", Unit: "ms", Fault: injected(func(m analyze.FaultMetrics) string { return naCell(m.LongestGapMs) })},
@@ -397,6 +398,24 @@ func latencyCell(get func(l rundir.Latency) int64) func(s *source) string {
 		}
 		return msCell(float64(get(l)))
 	}
+}
+
+// validityCell says whether the run met its offered load before the first
+// fault and was stable there: "valid", or "INVALID: why" / "noisy: why"
+// (analyze.Report Invalid and Noisy, docs/metrics.md "Validity").
+func validityCell(s *source) string {
+	a := s.Analysis
+	var parts []string
+	if a.Invalid {
+		parts = append(parts, "INVALID: "+strings.Join(a.InvalidReasons, "; "))
+	}
+	if a.Noisy {
+		parts = append(parts, "noisy: "+strings.Join(a.NoisyReasons, "; "))
+	}
+	if len(parts) == 0 {
+		return "valid"
+	}
+	return strings.Join(parts, "; ")
 }
 
 func baselineCell(s *source) string {

@@ -239,6 +239,12 @@ func TestCounterWorkload(t *testing.T) {
 			t.Errorf("built-in registry: error %v", err)
 		}
 	})
+	t.Run("a target without what the workload needs refused", func(t *testing.T) {
+		_, out, err := run(t, doc(`workload: tpcc, tpcc.items: "100", tpcc.customers-per-district: "30"`, ""))
+		if err == nil || !strings.Contains(err.Error(), "the tpcc workload cannot run on mem: the target's driver has no transactions") {
+			t.Errorf("error %v\n%s", err, out)
+		}
+	})
 	t.Run("another workload's check refused", func(t *testing.T) {
 		_, out, err := run(t, doc("", "tpcc-consistency"))
 		if err == nil || !strings.Contains(err.Error(), "tpcc-consistency is a check of the tpcc workload; this scenario runs the counter workload") {

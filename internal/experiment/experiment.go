@@ -413,6 +413,12 @@ func prepare(ctx context.Context, reg *workload.Registry, t *targets.Target, pha
 	if err != nil {
 		return nil, fmt.Errorf("%s driver: %w", kind, err)
 	}
+	if r, ok := out.Workload.Program().(program.Requirer); ok {
+		if err := r.CheckDB(runner.ProgramDB(d)); err != nil {
+			d.Close()
+			return nil, &InvalidError{Err: fmt.Errorf("the %s workload cannot run on %s: %w", out.Workload.Name(), kind, err)}
+		}
+	}
 	out.Driver = d
 	return out, nil
 }

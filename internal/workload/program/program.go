@@ -6,6 +6,9 @@
 //
 //   - Kind.New builds the workload (a Program) from the run's properties;
 //     the Program names its operations and gives each worker a Terminal.
+//   - Requirer (on the Program): what the database must have, checked
+//     before anything runs, so that a target that cannot run the workload
+//     is refused with what it lacks.
 //   - Loader (on the Program): a load phase of LoadUnits transactions, run
 //     by terminals that are LoadTerminals.
 //   - Checker (on the Kind): checks — consistency conditions, anomaly
@@ -97,6 +100,15 @@ type Program interface {
 // so that unknown keys are still reported; seed is the run's seed.
 type Kind interface {
 	New(p *properties.Properties, seed int64) (Program, error)
+}
+
+// Requirer is the ability of a Program that says, before any operation
+// runs, whether the database has what its operations need (SQL or
+// key-value transactions, an ability of the driver).
+type Requirer interface {
+	// CheckDB returns an error naming what db lacks; nil when the
+	// workload can run on it.
+	CheckDB(db DB) error
 }
 
 // Loader is the ability of a Program with a load phase: LoadUnits load

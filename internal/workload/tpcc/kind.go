@@ -87,6 +87,14 @@ func (p prog) NewTerminal(id int, seed int64) program.Terminal {
 	return p.Workload.NewTerminal(id, seed)
 }
 
+// CheckDB refuses a database with neither SQL nor key-value transactions.
+func (prog) CheckDB(db program.DB) error {
+	if db.KV == nil && db.SQL == nil {
+		return errNoTransactions
+	}
+	return nil
+}
+
 // Figures is TPC-C's part of summary.json, under the key "tpcc"
 // (docs/tpcc.md).
 type Figures struct {

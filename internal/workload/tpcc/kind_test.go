@@ -98,6 +98,16 @@ func TestKind(t *testing.T) {
 	if err := prg.NewTerminal(0, 1).Execute(context.Background(), program.DB{}); !errors.Is(err, program.ErrNoTransactions) {
 		t.Errorf("Execute without transactions: %v", err)
 	}
+	req, ok := prg.(program.Requirer)
+	if !ok {
+		t.Fatal("no CheckDB")
+	}
+	if err := req.CheckDB(program.DB{Driver: emptyStore{}}); !errors.Is(err, program.ErrNoTransactions) {
+		t.Errorf("CheckDB without transactions: %v", err)
+	}
+	if err := req.CheckDB(program.DB{KV: func(context.Context) (Txn, error) { return nil, nil }}); err != nil {
+		t.Errorf("CheckDB with key-value transactions: %v", err)
+	}
 	cs := Kind{}.Checks()
 	if len(cs) != 1 || cs[0].Name != CheckConsistency {
 		t.Fatalf("checks %+v", cs)

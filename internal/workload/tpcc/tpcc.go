@@ -224,6 +224,9 @@ func (w *Workload) loadMeta(ctx context.Context, db DB) (*Meta, error) {
 	return m, nil
 }
 
+// errNoTransactions says the driver can run no TPC-C transaction.
+var errNoTransactions = fmt.Errorf("%w (the tpcc workload needs one, e.g. txkv, postgres-ha, galera)", program.ErrNoTransactions)
+
 // ErrNotLoaded says the database holds no TPC-C population.
 var ErrNotLoaded = errors.New("tpcc: no TPC-C database found (run `faultbench load` with the tpcc workload first)")
 
@@ -340,7 +343,7 @@ func pickMix(n int) int {
 // completed business transaction and returns nil.
 func (t *Terminal) Execute(ctx context.Context, db DB) error {
 	if db.KV == nil && db.SQL == nil {
-		return fmt.Errorf("%w (the tpcc workload needs one, e.g. txkv, postgres-ha, galera)", program.ErrNoTransactions)
+		return errNoTransactions
 	}
 	if t.op == OpLoad {
 		if db.SQL != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/workload/program"
+	"github.com/faultbench/faultbench/internal/workload/register"
 	"github.com/faultbench/faultbench/internal/workload/tpcc"
 )
 
@@ -72,6 +73,8 @@ func Entries() []Entry {
 			Aliases: []string{"*.CoreWorkload"}},
 		{Name: "tpcc", Doc: "TPC-C: the five transactions of the standard mix on a warehouse database (docs/tpcc.md)",
 			Kind: tpcc.Kind{}},
+		{Name: "register", Doc: "reads and writes of unique values on a few contended keys, every operation recorded, with the check linearizable (docs/checks.md)",
+			Kind: register.Kind{}},
 	}
 }
 

@@ -29,10 +29,10 @@ func TestBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(reg.Names(), " "); got != "core tpcc" {
+	if got := strings.Join(reg.Names(), " "); got != "core register tpcc" {
 		t.Errorf("Names() = %q", got)
 	}
-	if got := strings.Join(reg.CheckNames(), " "); got != "tpcc-consistency" {
+	if got := strings.Join(reg.CheckNames(), " "); got != "linearizable tpcc-consistency" {
 		t.Errorf("CheckNames() = %q", got)
 	}
 	if e, ok := reg.CheckOwner("tpcc-consistency"); !ok || e.Name != "tpcc" {

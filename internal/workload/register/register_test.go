@@ -1,0 +1,161 @@
+package register
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/faultbench/faultbench/internal/history"
+	"github.com/faultbench/faultbench/internal/outcome"
+	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/workload/program"
+)
+
+// fakeKV is a store whose reads and writes take effect atomically (a
+// linearizable register per key), unless stale: then every third read
+// returns the value before the last write; failing makes every fifth write
+// time out after it was applied.
+type fakeKV struct {
+	mu      sync.Mutex
+	cur     map[string][]byte
+	prev    map[string][]byte
+	reads   int
+	writes  int
+	stale   bool
+	failing bool
+}
+
+func (f *fakeKV) Read(_ context.Context, _, key string, _ []string) (map[string][]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	v, ok := f.cur[key]
+	if f.stale && f.reads%3 == 0 {
+		v, ok = f.prev[key]
+	}
+	if !ok {
+		return nil, fmt.Errorf("key %s: %w", key, outcome.ErrNotFound)
+	}
+	return map[string][]byte{Field: v}, nil
+}
+
+func (f *fakeKV) Update(_ context.Context, _, key string, values map[string][]byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes++
+	if v, ok := f.cur[key]; ok {
+		f.prev[key] = v
+	}
+	f.cur[key] = values[Field]
+	if f.failing && f.writes%5 == 0 {
+		return outcome.Classified(outcome.Timeout, "update", errors.New("deadline exceeded"))
+	}
+	return nil
+}
+
+func run(t *testing.T, kv *fakeKV, workers, ops int) *Workload {
+	t.Helper()
+	w := NewWorkload(Config{Keys: 3, ReadProportion: 0.5, Table: "usertable"})
+	var wg sync.WaitGroup
+	for id := range workers {
+		wg.Go(func() {
+			term := w.NewTerminal(id, 1)
+			for range ops {
+				term.Next()
+				_ = term.Execute(context.Background(), program.DB{Driver: kv})
+			}
+		})
+	}
+	wg.Wait()
+	return w
+}
+
+func newKV() *fakeKV { return &fakeKV{cur: map[string][]byte{}, prev: map[string][]byte{}} }
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name   string
+		kv     *fakeKV
+		ok     bool
+		expect string
+	}{
+		{"linearizable store", newKV(), true, "valid=true"},
+		{"writes of unknown outcome", func() *fakeKV { f := newKV(); f.failing = true; return f }(), true, "valid=true"},
+		{"stale reads", func() *fakeKV { f := newKV(); f.stale = true; return f }(), false, "nonlinearizable-key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := run(t, tt.kv, 4, 200)
+			v, err := w.Check(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.OK != tt.ok || !strings.Contains(v.Text, tt.expect) {
+				t.Fatalf("OK %v: %s", v.OK, v.Text)
+			}
+			if got := len(w.History()); got != 800 {
+				t.Fatalf("%d operations recorded, want 800", got)
+			}
+		})
+	}
+}
+
+// TestUnknownWriteNewProcess: after a write of unknown outcome the worker
+// continues as a new process.
+func TestUnknownWriteNewProcess(t *testing.T) {
+	kv := newKV()
+	kv.failing = true
+	w := NewWorkload(Config{Keys: 1, ReadProportion: 0, Table: "t"})
+	term := w.NewTerminal(2, 1)
+	for range 6 {
+		term.Next()
+		_ = term.Execute(context.Background(), program.DB{Driver: kv})
+	}
+	h := w.History()
+	if h[4].Outcome != history.Unknown || h[4].Process != 2 || h[5].Process != 2+processStride {
+		t.Fatalf("processes %d %d, outcome %s", h[4].Process, h[5].Process, h[4].Outcome)
+	}
+}
+
+func TestNothingRecorded(t *testing.T) {
+	v, err := NewWorkload(Config{Keys: 1, Table: "t"}).Check(context.Background())
+	if err != nil || v.OK || !strings.Contains(v.Text, "nothing was checked") {
+		t.Fatalf("%+v %v", v, err)
+	}
+}
+
+func TestNoKVDriver(t *testing.T) {
+	w := NewWorkload(Config{Keys: 1, Table: "t"})
+	term := w.NewTerminal(0, 1)
+	term.Next()
+	if err := term.Execute(context.Background(), program.DB{Driver: struct{}{}}); outcome.ClassOf(err) != outcome.Rejected {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestProperties(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		kv   map[string]string
+		want string
+	}{
+		{"defaults", nil, ""},
+		{"no keys", map[string]string{KeyKeys: "0"}, "register.keys"},
+		{"bad proportion", map[string]string{KeyReadProp: "1.5"}, "register.readproportion"},
+		{"not a number", map[string]string{KeyKeys: "many"}, "register.keys"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := properties.New()
+			for k, v := range tt.kv {
+				p.Set(k, v)
+			}
+			_, err := Kind{}.New(p, 1)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

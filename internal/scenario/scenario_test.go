@@ -32,7 +32,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad percentage", base, []string{"load.rate=0%"}, "percentage"},
 		{"bad duration", base, []string{"schedule.down=soon"}, "not a duration"},
 		{"window too small", base, []string{"load.window=1ms"}, "load.window"},
-		{"unknown check", base, []string{"checks.0=linearizable"}, `allowed lost-writes`},
+		{"unknown check", base, []string{"checks.0=knossos"}, `allowed lost-writes`},
 		{"missing kind", strings.Replace(base, "kind: etcd, ", "", 1), nil, "target.kind"},
 		{"missing name", strings.Replace(base, "name: t", "", 1), nil, "field name"},
 		{"step without node", strings.Replace(base, "schedule: {fault: kill, node: leader, steady: 30s, down: 30s, after: 60s}", "schedule: [{at: 1s, fault: kill}]", 1), nil, "schedule[0].node"},

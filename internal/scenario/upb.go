@@ -28,6 +28,10 @@ type UPB struct {
 	SteadySample Duration `yaml:"steady_sample,omitempty"`
 	// SteadyTolerance is the steady-state band (0.02 = ±2 %).
 	SteadyTolerance float64 `yaml:"steady_tolerance,omitempty"`
+	// SteadyRule makes the ±SteadyTolerance sample rule a condition of a
+	// sustained probe (an addition to the paper, off by default: the
+	// paper's acceptance is keep-up within 5 % and φ; docs/upb.md).
+	SteadyRule bool `yaml:"steady_rule,omitempty"`
 	// KeepUp is how far below the offered load the achieved throughput may
 	// be for the cluster to count as keeping up (0.05 = 5 %).
 	KeepUp float64 `yaml:"keepup_tolerance,omitempty"`

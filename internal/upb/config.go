@@ -20,6 +20,12 @@ type Config struct {
 	// SteadyTol its band (0.02 = ±2 % of the window's mean).
 	SteadySample time.Duration
 	SteadyTol    float64
+	// SteadyRule: the probe searches the earliest window whose samples
+	// stay within ±SteadyTol (for up to SteadyTimeout longer) and a window
+	// that does not is not sustained. Off (the paper's acceptance): the
+	// window is the first Measure after warm-up, its steadiness recorded
+	// but not judged.
+	SteadyRule bool
 	// Window is the runner's measurement window (load.window); SteadySample
 	// is a multiple of it.
 	Window   time.Duration
@@ -54,8 +60,8 @@ func ConfigFrom(sc *scenario.Scenario) (Config, error) {
 	}
 	c := Config{
 		KMax: u.KMax, Warmup: u.Warmup.D(), Measure: u.Measure.D(), SteadyTimeout: u.SteadyTimeout.D(),
-		SteadySample: u.SteadySample.D(), SteadyTol: u.SteadyTolerance, Window: sc.Load.Window.D(),
-		Criteria: Criteria{KeepUp: u.KeepUp, PhiFraction: u.PhiFraction, PhiLatency: u.PhiLatency.D()},
+		SteadySample: u.SteadySample.D(), SteadyTol: u.SteadyTolerance, SteadyRule: u.SteadyRule, Window: sc.Load.Window.D(),
+		Criteria: Criteria{KeepUp: u.KeepUp, PhiFraction: u.PhiFraction, PhiLatency: u.PhiLatency.D(), RequireSteady: u.SteadyRule},
 		InitialQ: u.InitialQ, Lc: u.Lc, ClientThreads: u.ClientThreads, MaxClients: u.MaxClients,
 		Search: mode, Hint: u.Hint.D(), HintClients: min(u.MaxClients, 2), Victim: u.Victim, Settle: u.Settle.D(),
 		LoadThreads: sc.Load.LoadThreads, OpTimeout: sc.Load.OpTimeout.D(),

@@ -65,14 +65,18 @@ func (p *ExecProber) Measure(ctx context.Context, pr Probe) (Measurement, error)
 		props.Set("maxexecutiontime", cfg.Hint.String())
 		props.Set("target", "0")
 	} else {
-		props.Set("maxexecutiontime", (cfg.Measure + cfg.SteadyTimeout).String())
+		if cfg.SteadyRule {
+			props.Set("maxexecutiontime", (cfg.Measure + cfg.SteadyTimeout).String())
+		} else {
+			props.Set("maxexecutiontime", (cfg.Measure + cfg.SteadySample).String()) // a sample of slack: the window is the first Measure
+		}
 		props.Set("target", strconv.FormatFloat(pr.Total(), 'f', 3, 64))
 	}
 	st := Steadiness{Sample: cfg.SteadySample, Window: cfg.Window, Tol: cfg.SteadyTol, Measure: cfg.Measure}
 	runCtx, stop := context.WithCancel(ctx) // stop ends the run once its steady window is complete
 	defer stop()
 	hooks := experiment.Hooks{}
-	if !pr.ClosedLoop() {
+	if !pr.ClosedLoop() && cfg.SteadyRule {
 		hooks.Tasks = []experiment.Task{func(rctx context.Context, _ time.Time) error {
 			watchSteady(rctx, filepath.Join(dir, "windows.csv"), st, stop)
 			return nil
@@ -111,8 +115,21 @@ func (p *ExecProber) Measure(ctx context.Context, pr Probe) (Measurement, error)
 		m.PhiOK = m.PhiFraction >= cfg.Criteria.PhiFraction
 		m.Steady = true
 	} else {
-		from, to, ok, errs, found := st.Find(out.Windows)
-		if !found {
+		var from, to time.Duration
+		var ok, errs int64
+		var found bool
+		if cfg.SteadyRule {
+			from, to, ok, errs, found = st.Find(out.Windows)
+		} else {
+			var have bool
+			from, to, ok, errs, have, found = st.First(out.Windows)
+			if !have {
+				m.Note = fmt.Sprintf("the run ended before a full %v window", cfg.Measure)
+			} else if !found {
+				m.Note = st.spread(out.Windows)
+			}
+		}
+		if !found && cfg.SteadyRule {
 			// for the record: the whole run after warm-up
 			ws := runWindows(out.Windows, cfg.Window)
 			if len(ws) > 0 {

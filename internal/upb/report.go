@@ -243,9 +243,17 @@ func params(sum *Summary, sc *scenario.Scenario, cfg *Config) [][2]string {
 	}
 	c := *cfg
 	add("K", fmt.Sprintf("0..%d", c.KMax))
-	add("probe timing", fmt.Sprintf("warm-up %v; steady window %v (samples of %v within ±%s %% of their mean), at most %v longer", c.Warmup, c.Measure, c.SteadySample, fnum(c.SteadyTol*100), c.SteadyTimeout))
+	if c.SteadyRule {
+		add("probe timing", fmt.Sprintf("warm-up %v; steady window %v (samples of %v within ±%s %% of their mean), at most %v longer", c.Warmup, c.Measure, c.SteadySample, fnum(c.SteadyTol*100), c.SteadyTimeout))
+	} else {
+		add("probe timing", fmt.Sprintf("warm-up %v; measured window %v, the first after warm-up (samples of %v within ±%s %% recorded, not judged)", c.Warmup, c.Measure, c.SteadySample, fnum(c.SteadyTol*100)))
+	}
 	add("window", c.Window.String())
-	add("sustained when", fmt.Sprintf("achieved ≥ %s %% of offered, steady, and φ: ≥ %s %% of operations within %v", fnum((1-c.Criteria.KeepUp)*100), fnum(c.Criteria.PhiFraction*100), c.Criteria.PhiLatency))
+	steady := ""
+	if c.Criteria.RequireSteady {
+		steady = "steady (upb.steady_rule), "
+	}
+	add("sustained when", fmt.Sprintf("achieved ≥ %s %% of offered, %sand φ: ≥ %s %% of operations within %v", fnum((1-c.Criteria.KeepUp)*100), steady, fnum(c.Criteria.PhiFraction*100), c.Criteria.PhiLatency))
 	if c.Lc > 0 {
 		add("L_c", fmt.Sprintf("%s ops/s (given)", ops(c.Lc)))
 	} else {

@@ -93,6 +93,10 @@ type Criteria struct {
 	// Measurement.PhiOK).
 	PhiFraction float64
 	PhiLatency  time.Duration
+	// RequireSteady adds the ±2 % sample rule to the paper's acceptance
+	// (Config.SteadyRule, off by default): a window that is not steady is
+	// then not sustained.
+	RequireSteady bool
 }
 
 // Validate checks the criteria.
@@ -119,8 +123,9 @@ func Variation(offered, tps float64) float64 {
 }
 
 // Judge says whether a measurement at the offered load sustained it: the
-// cluster kept up within KeepUp, φ held and the window was steady. The
-// reason lists every failed condition.
+// cluster kept up within KeepUp and φ held (the paper's acceptance), and,
+// with RequireSteady, the window was steady. The reason lists every failed
+// condition.
 func (c Criteria) Judge(offered float64, m Measurement) (sustained bool, reason string) {
 	var why []string
 	if !(m.TPS >= (1-c.KeepUp)*offered) {
@@ -131,7 +136,7 @@ func (c Criteria) Judge(offered float64, m Measurement) (sustained bool, reason 
 		why = append(why, fmt.Sprintf("φ violated: %.1f %% of operations within %v (< %.0f %%)",
 			m.PhiFraction*100, c.PhiLatency, c.PhiFraction*100))
 	}
-	if !m.Steady {
+	if c.RequireSteady && !m.Steady {
 		s := "no steady state"
 		if m.Note != "" {
 			s += " (" + m.Note + ")"

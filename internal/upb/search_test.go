@@ -10,7 +10,13 @@ import (
 	"time"
 )
 
-var crit = Criteria{KeepUp: 0.05, PhiFraction: 0.9, PhiLatency: time.Second}
+// crit is the paper's acceptance with the opt-in ±2 % sample rule
+// (Config.SteadyRule), so that the scripted searches can see a probe
+// fail on steadiness; paperCrit is the default, the paper's alone.
+var (
+	crit      = Criteria{KeepUp: 0.05, PhiFraction: 0.9, PhiLatency: time.Second, RequireSteady: true}
+	paperCrit = Criteria{KeepUp: 0.05, PhiFraction: 0.9, PhiLatency: time.Second}
+)
 
 func good(tps float64) Measurement {
 	return Measurement{TPS: tps, PhiFraction: 1, PhiOK: true, Steady: true}
@@ -82,6 +88,7 @@ func TestJudge(t *testing.T) {
 		m       Measurement
 		ok      bool
 		reasons []string
+		paper   bool // judged by the paper's acceptance alone (the default)
 	}{
 		{name: "kept up exactly", offered: 1000, m: good(1000), ok: true},
 		{name: "5 % short is still kept up", offered: 1000, m: good(950), ok: true},
@@ -90,10 +97,16 @@ func TestJudge(t *testing.T) {
 		{name: "φ violated", offered: 1000, m: Measurement{TPS: 1000, PhiFraction: 0.85, Steady: true}, reasons: []string{"φ violated: 85.0 %"}},
 		{name: "not steady", offered: 1000, m: Measurement{TPS: 1000, PhiFraction: 1, PhiOK: true, Note: "wobbly"}, reasons: []string{"no steady state (wobbly)"}},
 		{name: "everything wrong", offered: 1000, m: Measurement{TPS: 10}, reasons: []string{"did not keep up", "φ violated", "no steady state"}},
+		{name: "not steady, the paper's acceptance: sustained", offered: 1000, m: Measurement{TPS: 1000, PhiFraction: 1, PhiOK: true, Note: "wobbly"}, ok: true, paper: true},
+		{name: "the paper's acceptance still needs keep-up and φ", offered: 1000, m: Measurement{TPS: 10}, reasons: []string{"did not keep up", "φ violated"}, paper: true},
 		{name: "NaN tps", offered: 1000, m: Measurement{TPS: math.NaN(), PhiOK: true, Steady: true}, reasons: []string{"did not keep up"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, why := crit.Judge(tc.offered, tc.m)
+			c := crit
+			if tc.paper {
+				c = paperCrit
+			}
+			ok, why := c.Judge(tc.offered, tc.m)
 			if ok != tc.ok {
 				t.Errorf("sustained = %v (%s), want %v", ok, why, tc.ok)
 			}

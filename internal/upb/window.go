@@ -148,6 +148,26 @@ func (s Steadiness) Find(rows []measure.WindowRow) (from, to time.Duration, ok, 
 	return ss[i].start, ss[i+s.nSamples()-1].end, ok, errs, true
 }
 
+// First returns the measurement window of the paper's acceptance (no
+// steady-state search, Config.SteadyRule off): the first Measure after
+// warm-up — its start and end, successful operations and errors — and
+// whether its samples happen to stay within ±Tol (recorded, not judged).
+// have is false when the rows hold less than Measure after warm-up; the
+// window is then what there is.
+func (s Steadiness) First(rows []measure.WindowRow) (from, to time.Duration, ok, errs int64, have, steady bool) {
+	ss := samples(runWindows(rows, s.Window), s.perSample())
+	if len(ss) == 0 {
+		return 0, 0, 0, 0, false, false
+	}
+	n := min(len(ss), s.nSamples())
+	for _, x := range ss[:n] {
+		ok += x.ok
+		errs += x.errs
+	}
+	i, st := firstSteady(ss[:n], s.Sample, s.Tol, n)
+	return ss[0].start, ss[n-1].end, ok, errs, n == s.nSamples(), st && i == 0
+}
+
 // spread describes how far the samples of the post-warm-up rows stray from
 // their mean, for a "not steady" note.
 func (s Steadiness) spread(rows []measure.WindowRow) string {

@@ -38,6 +38,32 @@ func repeat(v int64, n int) []int64 {
 	return out
 }
 
+// TestSteadinessFirst: with the ±2 % rule off (the paper's acceptance) the
+// measurement window is the first Measure after warm-up whatever its
+// samples do; whether they stayed within ±2 % is recorded.
+func TestSteadinessFirst(t *testing.T) {
+	st := Steadiness{Sample: 2 * time.Second, Window: time.Second, Tol: 0.02, Measure: 6 * time.Second}
+	for _, tc := range []struct {
+		name         string
+		rows         []measure.WindowRow
+		have, steady bool
+		from, to     time.Duration
+		ok           int64
+	}{
+		{name: "steady", rows: rowsOf(2, repeat(1000, 7)...), have: true, steady: true, from: 2 * time.Second, to: 8 * time.Second, ok: 6000},
+		{name: "an unsteady start is measured, not skipped", rows: rowsOf(0, 500, 500, 1000, 1000, 1000, 1000, 1000, 1000), have: true, from: 0, to: 6 * time.Second, ok: 5000},
+		{name: "beyond ±2 %", rows: rowsOf(0, 1030, 1030, 970, 970, 1000, 1000), have: true, from: 0, to: 6 * time.Second, ok: 6000},
+		{name: "too short: what there is", rows: rowsOf(0, 1000, 1000, 1000, 1000), steady: true, from: 0, to: 4 * time.Second, ok: 4000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			from, to, ok, _, have, steady := st.First(tc.rows)
+			if have != tc.have || steady != tc.steady || from != tc.from || to != tc.to || ok != tc.ok {
+				t.Errorf("First = [%v, %v) %d ops, have %v, steady %v; want [%v, %v) %d, %v, %v", from, to, ok, have, steady, tc.from, tc.to, tc.ok, tc.have, tc.steady)
+			}
+		})
+	}
+}
+
 func TestSteadinessFind(t *testing.T) {
 	st := Steadiness{Sample: 2 * time.Second, Window: time.Second, Tol: 0.02, Measure: 6 * time.Second}
 	for _, tc := range []struct {

@@ -38,6 +38,7 @@ func commands() []command {
 		{name: "fault", summary: "inject a fault into a cluster started by `cluster up`: fault ACTION NODE", run: (*app).faultCmd},
 		{name: "report", summary: "render report.html and plots/*.png of a run directory", run: (*app).reportCmd},
 		{name: "compare", summary: "compare run directories side by side (text, md, csv, html)", run: (*app).compareCmd},
+		{name: "check", summary: "check a run's operation history: check RUN_DIR --checker isolation|linearizable|bank|set", run: (*app).checkCmd},
 		{name: "k8s", summary: "write Kubernetes manifests: k8s manifest SCENARIO --clients N (an Indexed Job of workers)", run: (*app).k8sCmd},
 		{name: "cleanup", summary: "end processes and remove files a crashed faultbench left behind", run: (*app).cleanup},
 		{name: "node", summary: "run a database node (internal, used by launchers)", hidden: true, run: (*app).node},

@@ -173,10 +173,8 @@ func RunTrials(ctx context.Context, s ScenarioSpec, t TrialsSpec) (out *TrialsOu
 				run.FaultAtMs = tsum.Trial.FaultAtMs
 			}
 			if tsum.Analysis != nil {
-				for _, f := range tsum.Analysis.Faults {
-					if !f.Fault.RestoreOnly() {
-						run.Victims = append(run.Victims, f.Fault.Action+" "+f.Fault.Node)
-					}
+				for _, f := range tsum.Analysis.Faults { // aligned with the faults' numbers
+					run.Victims = append(run.Victims, f.Fault.Action+" "+f.Fault.Node)
 				}
 			}
 		}

@@ -66,6 +66,11 @@ func Compare(ctx context.Context, w io.Writer, dirs []string, opt CompareOptions
 	}
 	runs := make([]*Run, 0, len(dirs))
 	for _, d := range dirs {
+		if sum, _ := readTrials(d); sum != nil { // the parent of a run with trials
+			runs = append(runs, &Run{Dir: d, Name: filepath.Base(filepath.Clean(d)), Summary: sum,
+				Window: time.Duration(sum.WindowMs * float64(time.Millisecond))})
+			continue
+		}
 		r, err := Load(ctx, d)
 		if err != nil {
 			return err
@@ -111,6 +116,7 @@ func writeCompare(w io.Writer, runs []*Run, opt CompareOptions, defs []metricRow
 		srcs[i] = r.source()
 	}
 	rows := results(defs, onCompare, srcs)
+	rows = append(rows, trialDifferences(srcs)...)
 	names := make([]string, len(runs))
 	for i, r := range runs {
 		names[i] = r.Name
@@ -304,7 +310,17 @@ func compareHTML(w io.Writer, runs []*Run, names []string, rows []resultRow, opt
 	if err != nil {
 		return err
 	}
-	for _, spec := range overlayCharts(runs) {
+	var windowed []*Run // the parents of runs with trials have no windows of their own
+	for _, r := range runs {
+		if len(r.Windows) > 0 {
+			windowed = append(windowed, r)
+		}
+	}
+	var specs []chartSpec
+	if len(windowed) > 0 {
+		specs = overlayCharts(windowed)
+	}
+	for _, spec := range specs {
 		var b strings.Builder
 		writeSVG(&b, layout(spec, f.measure))
 		p.Charts = append(p.Charts, figView{ID: spec.ID, Caption: spec.Title, SVG: template.HTML(b.String())})

@@ -174,6 +174,9 @@ type source struct {
 	Analysis *analyze.Report
 	Window   time.Duration // the window length
 	Clients  []Client      // the client groups' totals
+	// Trials is set for the parent of a run with trials: its cells are
+	// the metrics' intervals over the trials (trialRunCell, trialFaultCell).
+	Trials *rundir.Trials
 }
 
 // summarySource is the source of a run that has just written sum.
@@ -183,6 +186,7 @@ func summarySource(sum *rundir.Summary) source {
 		return s
 	}
 	s.Analysis = sum.Analysis
+	s.Trials = sum.Trials
 	s.Window = time.Duration(sum.WindowMs * float64(time.Millisecond))
 	if sum.PerClient != nil {
 		for _, c := range sum.PerClient.Clients {
@@ -196,7 +200,11 @@ func summarySource(sum *rundir.Summary) source {
 
 // source is the source of a loaded run directory.
 func (r *Run) source() source {
-	return source{Summary: r.Summary, Analysis: r.Analysis, Window: r.Window, Clients: r.Clients}
+	s := source{Summary: r.Summary, Analysis: r.Analysis, Window: r.Window, Clients: r.Clients}
+	if r.Summary != nil {
+		s.Trials = r.Summary.Trials
+	}
+	return s
 }
 
 // has reports whether s has what n names.
@@ -239,6 +247,7 @@ func results(rows []metricRow, on surface, runs []source) []resultRow {
 		if r.Analysis != nil {
 			nf = max(nf, len(r.Analysis.Faults))
 		}
+		nf = max(nf, trialFaults(r.Trials))
 	}
 	for _, sec := range sectionList() {
 		// The run-wide rows listed before the section's first per-fault
@@ -272,12 +281,21 @@ func results(rows []metricRow, on surface, runs []source) []resultRow {
 			group := fmt.Sprintf("fault %d", k+1)
 			hdr := resultRow{Section: sec.name, Group: group, Label: group, Header: true}
 			for i := range runs {
+				if runs[i].Trials != nil {
+					hdr.Cells = append(hdr.Cells, trialFaultHeader(&runs[i], k))
+					continue
+				}
 				hdr.Cells = append(hdr.Cells, faultCell(&runs[i], k, func(_ *source, m analyze.FaultMetrics) string {
 					return faultLabel(m.Fault) + " @" + num(m.Fault.At.Seconds(), 1) + "s"
 				}))
 			}
 			out = append(out, hdr)
-			emit(group, fault, func(m metricRow, s *source) string { return faultCell(s, k, m.Fault) })
+			emit(group, fault, func(m metricRow, s *source) string {
+				if s.Trials != nil {
+					return trialFaultCell(m, s, k)
+				}
+				return faultCell(s, k, m.Fault)
+			})
 		}
 		emit("", tail, runCell)
 	}
@@ -286,6 +304,9 @@ func results(rows []metricRow, on surface, runs []source) []resultRow {
 
 // runCell draws a run-wide row's cell: "-" when the run lacks its input.
 func runCell(m metricRow, s *source) string {
+	if s.Trials != nil {
+		return trialRunCell(m, s)
+	}
 	if !s.has(m.Needs) {
 		return "-"
 	}

@@ -277,3 +277,155 @@ func trialList(ks []int) string {
 	}
 	return "trials " + strings.Join(parts, ", ")
 }
+
+// trialFaults is the number of faults the trials' per-fault metrics name.
+func trialFaults(t *rundir.Trials) int {
+	n := 0
+	if t != nil {
+		for _, m := range t.Metrics {
+			n = max(n, m.Fault)
+		}
+	}
+	return n
+}
+
+// trialCell is a metric over the trials as a results-table cell: the
+// mean, its 95 % interval and n.
+func trialCell(m rundir.TrialMetric) string {
+	switch {
+	case m.N == 0:
+		return notJudged("no trial has a value")
+	case !m.Judged():
+		return fmt.Sprintf("%s (n=%d, interval %s)", trialNum(m.Mean), m.N, notJudged(plural(m.N, "trial")))
+	}
+	return fmt.Sprintf("%s [%s, %s] (n=%d)", trialNum(m.Mean), trialNum(*m.CI95Low), trialNum(*m.CI95High), m.N)
+}
+
+// trialRunCell draws a run-wide row's cell of the parent of a run with
+// trials: the scenario's settings as they are, a metric of trials as its
+// interval, anything else "-" (the parent has no totals of its own).
+func trialRunCell(row metricRow, s *source) string {
+	sum := s.Summary
+	switch row.Label {
+	case "kind":
+		return fmt.Sprintf("scenario %s, %s", sum.Scenario, plural(len(s.Trials.Runs), "trial"))
+	case "target", "threads", "window":
+		return row.Cell(s)
+	case "rate":
+		if sum.RateSpec != "" {
+			return sum.RateSpec
+		}
+		return "closed loop"
+	}
+	for _, m := range trialMetrics() {
+		if m.Run != nil && m.Row == row.Label {
+			if tm, ok := s.Trials.Metrics[m.Key]; ok {
+				return trialCell(tm)
+			}
+		}
+	}
+	return "-"
+}
+
+// trialFaultCell draws a per-fault row's cell of the k-th (0-based) fault
+// of the parent of a run with trials.
+func trialFaultCell(row metricRow, s *source, k int) string {
+	for _, m := range trialMetrics() {
+		if m.Fault != nil && m.Row == row.Label {
+			if tm, ok := s.Trials.Metrics[faultKey(k, m.Key)]; ok {
+				return trialCell(tm)
+			}
+		}
+	}
+	return "-"
+}
+
+// trialFaultHeader names the k-th fault of the trials: what it did in
+// each trial ("kill n2 | kill n3"), distinct values once.
+func trialFaultHeader(s *source, k int) string {
+	seen := map[string]bool{}
+	var what []string
+	for _, r := range s.Trials.Runs {
+		if k < len(r.Victims) && !seen[r.Victims[k]] {
+			seen[r.Victims[k]] = true
+			what = append(what, r.Victims[k])
+		}
+	}
+	if len(what) == 0 {
+		return "-"
+	}
+	return strings.Join(what, " | ")
+}
+
+// sectionTrials is compare's section of the differences between runs
+// with trials.
+const sectionTrials = "trials: difference from the first run with trials"
+
+// trialDifferences are compare's rows that say, per metric of trials,
+// whether each run's values differ significantly from the first run with
+// trials (stats.Compare: a permutation test at 5 % and the 95 %
+// intervals, seeded with that run's seed); none with fewer than two such
+// runs.
+func trialDifferences(runs []source) []resultRow {
+	ref := -1
+	count := 0
+	for i := range runs {
+		if runs[i].Trials != nil {
+			if ref < 0 {
+				ref = i
+			}
+			count++
+		}
+	}
+	if count < 2 {
+		return nil
+	}
+	rt := runs[ref].Trials
+	var out []resultRow
+	for _, key := range trialKeys(rt) {
+		base := rt.Metrics[key]
+		row := resultRow{Section: sectionTrials, Label: metricTitle(base)}
+		for i := range runs {
+			t := runs[i].Trials
+			var tm rundir.TrialMetric
+			ok := t != nil
+			if ok {
+				tm, ok = t.Metrics[key]
+			}
+			switch {
+			case i == ref:
+				row.Cells = append(row.Cells, "reference")
+			case !ok:
+				row.Cells = append(row.Cells, "-")
+			default:
+				row.Cells = append(row.Cells, differenceText(trialValues(base), trialValues(tm), rt.Seed))
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func trialValues(m rundir.TrialMetric) []float64 {
+	xs := make([]float64, len(m.Values))
+	for i, v := range m.Values {
+		xs[i] = v.V
+	}
+	return xs
+}
+
+// differenceText is the verdict on two samples of a metric.
+func differenceText(a, b []float64, seed uint64) string {
+	d := stats.Compare(a, b, seed)
+	switch {
+	case !d.Judged:
+		return notJudged(fmt.Sprintf("n=%d and %d, need %d each", len(a), len(b), stats.MinJudged))
+	case d.Significant:
+		return fmt.Sprintf("significant (p=%.3f)", d.P)
+	case d.Overlap && d.P >= stats.Alpha:
+		return fmt.Sprintf("not significant (p=%.2f, intervals overlap)", d.P)
+	case d.Overlap:
+		return fmt.Sprintf("not significant (intervals overlap, p=%.3f)", d.P)
+	}
+	return fmt.Sprintf("not significant (p=%.2f)", d.P)
+}

@@ -142,3 +142,85 @@ func TestTrialsOutputs(t *testing.T) {
 		}
 	}
 }
+
+// writeTrialsDir writes the parent of a run with trials whose throughput
+// trials are xs (and whose fault 1 downtimes are xs*10).
+func writeTrialsDir(t *testing.T, dir string, seed uint64, xs ...float64) string {
+	t.Helper()
+	restored, _ := failoverReports()
+	var runs []rundir.TrialRun
+	var sums []*rundir.Summary
+	for i, x := range xs {
+		rep := *restored
+		rep.Faults = append([]analyze.FaultMetrics(nil), restored.Faults...)
+		rep.Faults[0].DowntimeMs = x * 10
+		s := &rundir.Summary{Analysis: &rep}
+		s.Totals.All.ThroughputOp = x
+		runs = append(runs, rundir.TrialRun{K: i + 1, Seed: uint64(i), Dir: trialDir(i + 1), Victims: []string{"kill n" + string(rune('1'+i%3))}})
+		sums = append(sums, s)
+	}
+	sum := &rundir.Summary{Scenario: "s", Target: "etcd", Nodes: 3, RateSpec: "75%", Threads: 4, WindowMs: 100,
+		Trials: &rundir.Trials{N: len(xs), Seed: seed, Mode: "fresh", Runs: runs, Metrics: AggregateTrials(runs, sums, seed), Resamples: 10000}}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := rundir.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCompareTrials: compare shows each metric of runs with trials as its
+// interval and says, against the first, which differences are
+// significant: clearly different trials are, trials of the same values
+// are not, two trials are not judged (negative controls at fixed seeds).
+func TestCompareTrials(t *testing.T) {
+	d := t.TempDir()
+	a := writeTrialsDir(t, filepath.Join(d, "a"), 1, 1000, 1010, 990, 1005, 995)
+	b := writeTrialsDir(t, filepath.Join(d, "b"), 2, 2000, 2010, 1990, 2005, 1995)
+	c := writeTrialsDir(t, filepath.Join(d, "c"), 3, 1003, 992, 1008, 998, 1001)
+	two := writeTrialsDir(t, filepath.Join(d, "two"), 4, 3000, 3100)
+	var out strings.Builder
+	if err := Compare(context.Background(), &out, []string{a, b, c, two, runKillPause}, CompareOptions{Format: FormatText}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	t.Logf("\n%s", text)
+	for _, want := range []string{
+		"scenario s, 5 trials",
+		"1000 [", "(n=5)", // the interval cell
+		"3050 (n=2, interval not judged (2 trials))",
+		"[" + sectionTrials + "]",
+		"reference",
+		"significant (p=0.0", // b against a
+		"not significant (p=", // c against a
+		"not judged (n=5 and 2, need 3 each)",
+		"kill n1 | kill n2 | kill n3", // what fault 1 was in the trials
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("compare lacks %q:\n%s", want, text)
+		}
+	}
+	// the throughput difference row: reference, significant, not
+	// significant, not judged, and "-" for the run without trials
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.Contains(l, "throughput, successful (ops/s)") || !strings.Contains(l, "reference") {
+			continue
+		}
+		i := strings.Index(l, "reference")
+		rest := l[i:]
+		sig := strings.Index(rest, " significant (p=")
+		not := strings.Index(rest, "not significant")
+		nj := strings.Index(rest, "not judged")
+		if !(sig > 0 && not > sig && nj > not && strings.HasSuffix(strings.TrimSpace(rest), "-")) {
+			t.Errorf("throughput difference row out of order: %q", l)
+		}
+	}
+	// every format renders runs with trials beside a run with windows
+	for _, f := range Formats() {
+		var b strings.Builder
+		if err := Compare(context.Background(), &b, []string{a, runKillPause}, CompareOptions{Format: f}); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

@@ -27,7 +27,8 @@ type TrialRun struct {
 	Seed uint64 `json:"seed"` // replays the trial: --trial K --seed <the parent's seed>
 	Dir  string `json:"dir"`  // relative to the parent: trial-01
 	// FaultAtMs are the fault times drawn for the trial, in schedule
-	// order; Victims the nodes each injected fault acted on.
+	// order; Victims what each fault of the analysis did ("kill n2"), in
+	// the faults' order (fault K of the metrics is Victims[K-1]).
 	FaultAtMs []float64 `json:"fault_at_ms,omitempty"`
 	Victims   []string  `json:"victims,omitempty"`
 	Failed    bool      `json:"failed,omitempty"`

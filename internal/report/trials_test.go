@@ -192,7 +192,7 @@ func TestCompareTrials(t *testing.T) {
 		"3050 (n=2, interval not judged (2 trials))",
 		"[" + sectionTrials + "]",
 		"reference",
-		"significant (p=0.0", // b against a
+		"significant (p=0.0",  // b against a
 		"not significant (p=", // c against a
 		"not judged (n=5 and 2, need 3 each)",
 		"kill n1 | kill n2 | kill n3", // what fault 1 was in the trials

@@ -286,6 +286,7 @@ func (c *cluster) crashServer(name string) {
 // keys (table t, field f), recording every outcome in h, until stop is
 // closed.
 func load(t *testing.T, cl *client.Client, h *txkvtest.History, writers int, stop <-chan struct{}) *sync.WaitGroup {
+	pinSnapshot(t, cl)
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
@@ -323,6 +324,20 @@ func load(t *testing.T, cl *client.Client, h *txkvtest.History, writers int, sto
 		}()
 	}
 	return &wg
+}
+
+// pinSnapshot keeps a transaction open on cl until the test ends, so that
+// version garbage collection keeps every version the lost-commit check
+// reads (each acknowledged commit at its own timestamp).
+func pinSnapshot(t *testing.T, cl *client.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pin, err := cl.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pin.Abort)
 }
 
 // verify runs the lost-commit check: every acknowledged commit of h read

@@ -300,7 +300,7 @@ func TestCoordinatorRestartUnderLoad(t *testing.T) {
 // coordinator was down is declared failed (T_P 0: the whole log is
 // replayed to its regions' new hosts). Every acknowledged commit is there
 // at its commit timestamp. Negative control: with the region-open hook's
-// replay switched off the check must fail.
+// replay and the restart's log replay switched off the check must fail.
 func TestCoordinatorRestartWithDeadServer(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -308,7 +308,9 @@ func TestCoordinatorRestartWithDeadServer(t *testing.T) {
 		negative bool
 	}{
 		{"replay", coord.TestSwitches{}, false},
-		{"negative-control/no-server-replay", coord.TestSwitches{NoServerReplay: true}, true},
+		// the restart's log replay also covers what the servers lost
+		// above the survivors' T_P, so both are switched off
+		{"negative-control/no-server-no-restart-replay", coord.TestSwitches{NoServerReplay: true, NoRestartReplay: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, cl, h, stop, wg := crashableUnderLoad(t, tc.sw)

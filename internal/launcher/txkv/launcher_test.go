@@ -179,6 +179,13 @@ func (w *workload) preload(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// an open transaction keeps version garbage collection below every
+	// version the lost-commit check reads
+	pin, err := w.cl.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pin.Abort)
 	for i := 0; i < len(w.keys); i += 50 {
 		tx, err := w.cl.Begin(ctx)
 		if err != nil {

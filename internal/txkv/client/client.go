@@ -143,6 +143,49 @@ type Client struct {
 	closed atomic.Bool
 
 	commits, aborts, flushes atomic.Int64
+
+	// snapshots of open transactions and the newest snapshot learnt of:
+	// what the client reports for version garbage collection
+	snapMu sync.Mutex
+	open   map[uint64]int // start timestamp -> open transactions
+	floor  uint64
+}
+
+// snapshotOpened records an open transaction reading at ts.
+func (c *Client) snapshotOpened(ts uint64) {
+	c.snapMu.Lock()
+	c.open[ts]++
+	c.floor = max(c.floor, ts)
+	c.snapMu.Unlock()
+}
+
+// snapshotClosed records the end of a transaction reading at ts.
+func (c *Client) snapshotClosed(ts uint64) {
+	c.snapMu.Lock()
+	if c.open[ts]--; c.open[ts] <= 0 {
+		delete(c.open, ts)
+	}
+	c.snapMu.Unlock()
+}
+
+// learnVisible raises the floor: every later snapshot is at or above v.
+func (c *Client) learnVisible(v uint64) {
+	c.snapMu.Lock()
+	c.floor = max(c.floor, v)
+	c.snapMu.Unlock()
+}
+
+// oldest is a lower bound of every snapshot the client reads now or
+// will read: the oldest open transaction's, else the floor (snapshots are
+// handed out in non-decreasing order).
+func (c *Client) oldest() uint64 {
+	c.snapMu.Lock()
+	defer c.snapMu.Unlock()
+	o := c.floor
+	for ts := range c.open {
+		o = min(o, ts)
+	}
+	return o
 }
 
 type flushed struct {
@@ -167,7 +210,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		lg = log.New(discard{}, "", 0)
 	}
 	c := &Client{cfg: cfg, lg: lg, coord: wire.NewConn(cfg.Coordinator),
-		flushSem: make(chan struct{}, cfg.MaxPendingFlushes), notify: make(chan flushed, 4096)}
+		flushSem: make(chan struct{}, cfg.MaxPendingFlushes), notify: make(chan flushed, 4096), open: map[uint64]int{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.router = NewRouter(coordLocator{c.coord}, wire.RegionMap{})
 	if _, err := c.register(ctx, nil); err != nil {
@@ -203,13 +246,14 @@ func (c *Client) register(ctx context.Context, old *incarnation) (*incarnation, 
 		return cur, nil
 	}
 	var rep wire.RegisterClientReply
-	if err := c.coord.Call(ctx, "Coord.RegisterClient", &wire.RegisterClientArgs{Name: c.cfg.Name}, &rep); err != nil {
+	if err := c.coord.Call(ctx, "Coord.RegisterClient", &wire.RegisterClientArgs{Name: c.cfg.Name, Oldest: c.oldest()}, &rep); err != nil {
 		return nil, fmt.Errorf("txkv client: registering with %s: %w", c.cfg.Coordinator, err)
 	}
 	if err := rep.Err(); err != nil {
 		return nil, fmt.Errorf("txkv client: registering with %s: %w", c.cfg.Coordinator, err)
 	}
 	in := &incarnation{id: rep.ClientID, tr: track.NewClient(rep.TF, rep.Now), open: map[uint64]bool{}}
+	c.learnVisible(rep.Visible)
 	if c.cluster.Heartbeat == 0 {
 		c.cluster = rep.Config // first registration, before any goroutine runs
 	}
@@ -294,12 +338,13 @@ func (c *Client) heartbeat(ctx context.Context) {
 	hctx, cancel := context.WithTimeout(ctx, max(c.cluster.Heartbeat, 500*time.Millisecond))
 	defer cancel()
 	var rep wire.HeartbeatReply
-	if err := c.coord.Call(hctx, "Coord.ClientHeartbeat", &wire.ClientHeartbeatArgs{ClientID: in.id, TF: tf}, &rep); err != nil {
+	if err := c.coord.Call(hctx, "Coord.ClientHeartbeat", &wire.ClientHeartbeatArgs{ClientID: in.id, TF: tf, Oldest: c.oldest()}, &rep); err != nil {
 		return
 	}
 	switch rep.Code {
 	case wire.OK:
 		in.tr.Observe(rep.Now)
+		c.learnVisible(rep.Visible)
 	case wire.Dead, wire.Unknown:
 		c.declaredDead(in)
 	}
@@ -391,7 +436,8 @@ func (c *Client) Abandon() {
 
 // ---- transactions ----
 
-// Txn is one transaction. It is not safe for concurrent use.
+// Txn is one transaction. It is not safe for concurrent use. Until it is
+// committed or aborted its snapshot holds back version garbage collection.
 type Txn struct {
 	c       *Client
 	in      *incarnation
@@ -430,6 +476,7 @@ func (c *Client) Begin(ctx context.Context) (*Txn, error) {
 			continue
 		case rep.Code == wire.OK:
 			in.tr.Observe(rep.StartTS)
+			c.snapshotOpened(rep.StartTS)
 			return &Txn{c: c, in: in, startTS: rep.StartTS}, nil
 		case rep.Code == wire.Dead, rep.Code == wire.Unknown:
 			// declared failed, or unknown to a restarted coordinator
@@ -534,7 +581,19 @@ func (t *Txn) Delete(table, key string) error {
 }
 
 // Abort discards the transaction.
-func (t *Txn) Abort() { t.done = true; t.writes = nil }
+func (t *Txn) Abort() {
+	t.end()
+	t.writes = nil
+}
+
+// end marks the transaction done and releases its snapshot (version
+// garbage collection may pass it).
+func (t *Txn) end() {
+	if !t.done {
+		t.done = true
+		t.c.snapshotClosed(t.startTS)
+	}
+}
 
 // Commit commits the transaction: read-only transactions end without a
 // round trip; others are logged by the coordinator (ErrAborted if they
@@ -547,7 +606,10 @@ func (t *Txn) Commit(ctx context.Context) (uint64, error) {
 	if t.done {
 		return 0, ErrDone
 	}
+	// the snapshot stays pinned until the commit is decided: the
+	// transaction manager forgets last commit timestamps below the mark
 	t.done = true
+	defer t.c.snapshotClosed(t.startTS)
 	if len(t.writes) == 0 {
 		return 0, nil
 	}

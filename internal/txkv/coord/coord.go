@@ -121,6 +121,7 @@ type clientState struct {
 	lastHeard time.Time
 	dead      bool
 	outcomes  map[uint64]outcome
+	oldest    uint64 // a lower bound of its snapshots (version garbage collection)
 }
 
 type serverState struct {
@@ -201,6 +202,10 @@ type Coordinator struct {
 	// decided (oldest first, at most goneClients)
 	gone      map[uint64]map[uint64]outcome
 	goneOrder []uint64
+
+	// version garbage collection (gc.go)
+	lowWater uint64 // the mark published to servers
+	prunedTo uint64 // lastCommit holds no entry at or below it
 }
 
 // goneClients bounds how many removed clients' outcomes are kept.

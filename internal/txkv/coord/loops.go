@@ -88,7 +88,8 @@ func creditPause(lastHeard, now time.Time, pause time.Duration) time.Time {
 	return now
 }
 
-// housekeeping truncates the recovery log below T*_P.
+// housekeeping truncates the recovery log below T*_P and forgets last
+// commit timestamps below the low-water mark (gc.go).
 func (c *Coordinator) housekeeping() {
 	t := time.NewTicker(max(c.cfg.Cluster.Heartbeat, 200*time.Millisecond))
 	defer t.Stop()
@@ -99,6 +100,7 @@ func (c *Coordinator) housekeeping() {
 		case <-t.C:
 		}
 		c.mu.Lock()
+		c.pruneConflictsLocked()
 		if p, ok := c.g.TStarP(); ok {
 			c.tstarP = max(c.tstarP, p)
 		}

@@ -24,9 +24,14 @@ func (h *coordRPC) RegisterClient(a *wire.RegisterClientArgs, r *wire.RegisterCl
 	defer c.mu.Unlock()
 	id := c.allocIDLocked()
 	tf := c.tstarFLocked()
-	c.clients[id] = &clientState{id: id, name: a.Name, lastHeard: time.Now(), outcomes: map[uint64]outcome{}}
+	vis := c.vis.Visible(c.now)
+	oldest := vis
+	if a.Oldest > 0 {
+		oldest = min(oldest, a.Oldest)
+	}
+	c.clients[id] = &clientState{id: id, name: a.Name, lastHeard: time.Now(), outcomes: map[uint64]outcome{}, oldest: oldest}
 	c.g.AddClient(id, tf)
-	r.ClientID, r.TF, r.Now, r.Config, r.Map = id, tf, c.now, c.cfg.Cluster, c.regionMapLocked()
+	r.ClientID, r.TF, r.Now, r.Visible, r.Config, r.Map = id, tf, c.now, vis, c.cfg.Cluster, c.regionMapLocked()
 	c.lg.Printf("client %s registered as %d (T_F %d)", a.Name, id, tf)
 	return nil
 }
@@ -74,8 +79,9 @@ func (h *coordRPC) ClientHeartbeat(a *wire.ClientHeartbeatArgs, r *wire.Heartbea
 		return nil
 	}
 	cs.lastHeard = time.Now()
+	cs.oldest = a.Oldest
 	c.g.ClientHeartbeat(a.ClientID, a.TF)
-	r.TStarF, r.Now = c.tstarFLocked(), c.now
+	r.TStarF, r.Now, r.Visible = c.tstarFLocked(), c.now, c.vis.Visible(c.now)
 	return nil
 }
 
@@ -292,7 +298,7 @@ func (h *coordRPC) ServerHeartbeat(a *wire.ServerHeartbeatArgs, r *wire.Heartbea
 	s.reported = true
 	s.pending = a.Pending
 	c.g.ServerHeartbeat(a.ServerID, a.TP)
-	r.TStarF, r.Now = c.tstarFLocked(), c.now
+	r.TStarF, r.Now, r.LowWater = c.tstarFLocked(), c.now, c.lowWaterLocked()
 	return nil
 }
 
@@ -367,6 +373,7 @@ func (c *Coordinator) Status() wire.ClusterStatus {
 	sort.Slice(st.Clients, func(i, j int) bool { return st.Clients[i].ID < st.Clients[j].ID })
 	st.Recoveries = append(st.Recoveries, c.recoveries...)
 	st.Recovering = c.recovering
+	st.LowWater, st.ConflictKeys = c.lowWater, len(c.lastCommit)
 	st.LogSegments = len(c.rlog.Segments())
 	return st
 }

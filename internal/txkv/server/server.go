@@ -109,12 +109,14 @@ type Server struct {
 	wal     *seglog.Log
 	tr      *track.Server
 
-	ready  atomic.Bool  // registered, WAL open: the fields above are set
-	lease  atomic.Int64 // unix nanoseconds until which the server may serve
-	hbMu   sync.Mutex
-	hbKick chan struct{}
-	fatal  chan error
-	crash  chan struct{}
+	ready atomic.Bool  // registered, WAL open: the fields above are set
+	lease atomic.Int64 // unix nanoseconds until which the server may serve
+	// lowWater is the coordinator's version garbage-collection mark
+	lowWater atomic.Uint64
+	hbMu     sync.Mutex
+	hbKick   chan struct{}
+	fatal    chan error
+	crash    chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -323,6 +325,9 @@ func (s *Server) heartbeat(ctx context.Context) error {
 	case wire.OK:
 		s.lease.Store(sent.Add(s.cluster.SessionTimeout * 19 / 20).UnixNano())
 		s.tr.SetTStarF(rep.TStarF)
+		if rep.LowWater > s.lowWater.Load() {
+			s.lowWater.Store(rep.LowWater)
+		}
 	case wire.Dead, wire.Unknown:
 		s.lease.Store(0)
 		return fmt.Errorf("server %s (%d): %w: %s", s.cfg.Name, s.id, ErrDeclaredFailed, rep.Msg)
@@ -374,11 +379,17 @@ func (s *Server) shutdown() error {
 func (s *Server) flusher() {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
+	var pruned uint64
+	var prunedAt time.Time
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
+		}
+		if lw := s.lowWater.Load(); lw > pruned && time.Since(prunedAt) >= max(5*s.cluster.Heartbeat, time.Second) {
+			s.prune(lw)
+			pruned, prunedAt = lw, time.Now()
 		}
 		if s.fence() != nil {
 			continue // no lease: write nothing to the shared storage
@@ -391,6 +402,23 @@ func (s *Server) flusher() {
 		}
 		s.flushAll(sealed > 2)
 		s.truncateWAL()
+	}
+}
+
+// prune drops the versions of online regions that no snapshot at or
+// above the low-water mark lw can see (version garbage collection; the
+// region files keep them until they are rewritten).
+func (s *Server) prune(lw uint64) {
+	s.mu.RLock()
+	var todo []*store.Region
+	for _, h := range s.regions {
+		if h.state == stOnline {
+			todo = append(todo, h.st)
+		}
+	}
+	s.mu.RUnlock()
+	for _, r := range todo {
+		r.Prune(lw)
 	}
 }
 

@@ -227,7 +227,13 @@ type Field struct {
 // ---- coordinator RPCs ("Coord.*") ----
 
 // RegisterClientArgs registers a client.
-type RegisterClientArgs struct{ Name string }
+type RegisterClientArgs struct {
+	Name string
+	// Oldest is a lower bound of the client's open and future snapshots
+	// (0: none open); a client registering again keeps its open
+	// transactions' snapshots from version garbage collection.
+	Oldest uint64
+}
 
 // RegisterClientReply answers RegisterClient.
 type RegisterClientReply struct {
@@ -235,6 +241,7 @@ type RegisterClientReply struct {
 	ClientID uint64
 	TF       uint64 // the initial T_F(c): T*_F
 	Now      uint64 // the timestamp oracle's current value
+	Visible  uint64 // the snapshot Begin would hand out now (a floor of later ones)
 	Config   Config
 	Map      RegionMap
 }
@@ -246,13 +253,22 @@ type ClientArgs struct{ ClientID uint64 }
 type ClientHeartbeatArgs struct {
 	ClientID uint64
 	TF       uint64
+	// Oldest is a lower bound of every snapshot the client's transactions
+	// read now or will read: the oldest open transaction's, or the newest
+	// snapshot the client has learnt of when none is open (0: no bound).
+	Oldest uint64
 }
 
 // HeartbeatReply answers heartbeats.
 type HeartbeatReply struct {
 	Status
-	TStarF uint64 // T*_F
-	Now    uint64 // the timestamp oracle's current value
+	TStarF  uint64 // T*_F
+	Now     uint64 // the timestamp oracle's current value
+	Visible uint64 // the snapshot Begin would hand out now (clients)
+	// LowWater is the version garbage-collection mark (servers): no
+	// transaction reads a snapshot below it, so versions that no snapshot
+	// at or above it can see may be dropped (0: none).
+	LowWater uint64
 }
 
 // BeginReply answers Begin.
@@ -362,6 +378,10 @@ type ClusterStatus struct {
 	// Recovering: the coordinator restarted and replays its log; it hands
 	// out no snapshots and accepts no commits until this is false.
 	Recovering bool
+	// LowWater is the version garbage-collection mark; ConflictKeys the
+	// keys the transaction manager keeps last commit timestamps of.
+	LowWater     uint64
+	ConflictKeys int
 }
 
 // Recovery records one finished recovery, for the launcher and reports.

@@ -276,7 +276,7 @@ func summarize(wl *workload.Workload, phase runner.Phase, t rundir.Totals) ([]ru
 	}
 	in := program.Totals{RunTimeMs: t.RunTimeMs, PerOp: make(map[string]program.OpTotals, len(t.PerOp))}
 	for name, o := range t.PerOp {
-		in.PerOp[name] = program.OpTotals{Count: o.Count, OK: o.OK, Errors: o.Errors}
+		in.PerOp[name] = program.OpTotals{Count: o.Count, OK: o.OK, Errors: o.Errors, P90Us: float64(o.Latency.P90)}
 	}
 	out := s.Summarize(in)
 	var figs []rundir.Figure

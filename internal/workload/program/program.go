@@ -182,6 +182,9 @@ type OpTotals struct {
 	// Errors counts the failed operations by outcome class name
 	// (outcome.Class.String(): "conflict", "timeout", ...).
 	Errors map[string]int64
+	// P90Us is the 90th percentile latency of the successful operations,
+	// from their intended start, µs (0 without successes).
+	P90Us float64
 }
 
 // Summary is a Program's own part of summary.json.

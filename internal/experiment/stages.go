@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/fault"
+	"github.com/faultbench/faultbench/internal/hostload"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/live"
 	"github.com/faultbench/faultbench/internal/measure"
@@ -390,6 +392,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	if r.faults != nil {
 		hooks.Tasks = append(hooks.Tasks, r.watch, r.schedule)
 	}
+	hooks.Tasks = append(hooks.Tasks, r.sampleHost)
 	fmt.Fprintf(r.s.Err, "running %s for %s (warm-up %s) at %s with %d threads; run directory %s\n",
 		sc.Name, sc.Load.Duration.D(), sc.Load.Warmup.D(), rateText(r.rate), sc.Load.Threads, r.run.Dir)
 	if r.procs {
@@ -468,6 +471,37 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// sampleHost is the task that samples the machine's load average, CPU
+// steal, faultbench's own CPU and each local node's CPU into host.csv
+// every window (at least 100 ms apart) while the measured run lasts. The
+// samples are evidence, not the run: a machine without /proc gets a note
+// and no file, never a failed run.
+func (r *scenarioRun) sampleHost(ctx context.Context, start time.Time) error {
+	f, err := os.Create(r.run.Path(hostload.File))
+	if err != nil {
+		fmt.Fprintf(r.s.Err, "warning: host load not sampled: %v\n", err)
+		return nil
+	}
+	defer f.Close()
+	s := &hostload.Sampler{Interval: max(r.sc.Load.Window.D(), 100*time.Millisecond)}
+	if r.faults != nil && r.s.NodeHosts == nil { // nodes on this machine
+		fc := r.faults
+		s.Nodes = func() map[string]int {
+			pids := map[string]int{}
+			for _, n := range fc.Snapshot().Nodes {
+				pids[n.Name] = n.PID
+			}
+			return pids
+		}
+	}
+	if err := s.Run(ctx, start, f); err != nil {
+		fmt.Fprintf(r.s.Err, "warning: host load not sampled: %v\n", err)
+		f.Close()
+		os.Remove(r.run.Path(hostload.File))
+	}
+	return nil
 }
 
 // watch is the task that records what the cluster does (nodes down and up,

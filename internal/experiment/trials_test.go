@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/experiment"
+	"github.com/faultbench/faultbench/internal/hostload"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/scenario"
@@ -79,6 +80,18 @@ func TestTrials(t *testing.T) {
 				}
 				if _, err := os.Stat(filepath.Join(res.Dir, r.Dir, "report.html")); err != nil {
 					t.Errorf("trial %d has no report: %v", k, err)
+				}
+				// the host's samples, one column per node, faultbench busy
+				host, err := hostload.Read(filepath.Join(res.Dir, r.Dir, hostload.File))
+				if err != nil {
+					t.Fatalf("trial %d: %v", k, err)
+				}
+				busy := 0.0
+				for _, v := range host.SelfPct {
+					busy = max(busy, v)
+				}
+				if strings.Join(host.Nodes, ",") != "n1,n2,n3" || len(host.AtSec) < 10 || busy <= 0 {
+					t.Errorf("trial %d host.csv: nodes %v, %d samples, faultbench at most %.1f %% CPU", k, host.Nodes, len(host.AtSec), busy)
 				}
 				if ts.Analysis == nil || len(ts.Analysis.Faults) == 0 {
 					t.Fatalf("trial %d: no fault analysed", k)

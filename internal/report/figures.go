@@ -271,8 +271,8 @@ func figures(r *Run) []figure {
 	}
 	var out []figure
 	out = append(out, base("overview", "Throughput and latency, all operations",
-		panelSpec{YLabel: "throughput (ops/s)", Height: 190, Unit: unitOps, Series: []seriesSpec{tpAll}},
-		latPanel(measure.AllOps, 210)))
+		append([]panelSpec{{YLabel: "throughput (ops/s)", Height: 190, Unit: unitOps, Series: []seriesSpec{tpAll}}},
+			append(hostPanels(r), latPanel(measure.AllOps, 210))...)...))
 
 	tp := []seriesSpec{tpAll}
 	for i, op := range r.Ops {
@@ -347,4 +347,25 @@ func fileSafe(op string) string {
 		}
 		return '-'
 	}, op)
+}
+
+// hostPanels are the panels drawn under the throughput of the overview
+// when the run sampled its host (host.csv): the 1-minute load average, and
+// the CPU of the host's steal, faultbench itself and each local node.
+func hostPanels(r *Run) []panelSpec {
+	h := r.Host
+	if h == nil || len(h.AtSec) == 0 {
+		return nil
+	}
+	cpu := []seriesSpec{
+		{Name: "faultbench", Color: colAll.solid(), Width: 1.2, X: h.AtSec, Y: h.SelfPct},
+		{Name: "steal (all CPUs)", Color: colMax.solid(), Width: 1, Dash: 3, X: h.AtSec, Y: h.StealPct},
+	}
+	for i, n := range h.Nodes {
+		cpu = append(cpu, seriesSpec{Name: n, Color: opColor(i), Width: 1, X: h.AtSec, Y: h.NodePct[n]})
+	}
+	return []panelSpec{
+		{YLabel: "host load (1 min)", Height: 70, Unit: unitCount, Series: []seriesSpec{{Name: "load average", Color: colBehind.solid(), Width: 1.2, X: h.AtSec, Y: h.Load1}}},
+		{YLabel: "CPU (% of one)", Height: 110, Unit: unitCount, Series: cpu},
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/fault/kind"
+	"github.com/faultbench/faultbench/internal/hostload"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/rundir"
 )
@@ -44,6 +45,10 @@ type Run struct {
 	Kinds   *kind.Registry
 	Clients []Client    // clients.csv
 	Env     *rundir.Env // env.json; nil when missing
+
+	// Host is host.csv: the machine's load, steal and CPU per sample;
+	// nil when the run has none (runs before it was recorded).
+	Host *hostload.Series
 
 	Scenario   string // scenario.yaml, verbatim ("" when absent)
 	Properties string // run.properties, verbatim ("" when absent)
@@ -131,6 +136,11 @@ func Load(ctx context.Context, dir string) (*Run, error) {
 	}
 	r.Clients, err = readClients(filepath.Join(dir, measure.ClientsFile))
 	optional(measure.ClientsFile, err)
+	if h, err := hostload.Read(filepath.Join(dir, hostload.File)); err == nil {
+		r.Host = h
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		r.Notes = append(r.Notes, hostload.File+": "+err.Error())
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "scenario.yaml")); err == nil {
 		r.Scenario = string(b)
 	}

@@ -151,6 +151,21 @@ func TestTransactionsThroughRunner(t *testing.T) {
 	if err := d.Delete(ctx, wl.Table(), wl.KeyName(2)); err != nil {
 		t.Fatal(err)
 	}
+	// every operation ended its transaction: version garbage collection
+	// passes all of them
+	st, err := txkvl.Status(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for last := st.Now; st.LowWater < last; {
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			t.Fatalf("the low-water mark stays at %d below the last commit %d: a transaction was left open", st.LowWater, last)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if st, err = txkvl.Status(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := d.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}

@@ -208,6 +208,8 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 	if err != nil {
 		return nil, err
 	}
+	// ended at once: an open transaction holds version garbage collection back
+	defer t.Abort(ctx) //nolint:errcheck // read-only, never fails
 	return t.Read(ctx, table, key, fields)
 }
 
@@ -229,6 +231,7 @@ func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fi
 	if err != nil {
 		return nil, classify("scan", err)
 	}
+	defer t.Abort() // read-only; an open transaction holds version garbage collection back
 	rows, err := t.Scan(ctx, table, startKey, count, fields)
 	if err != nil {
 		return nil, classify("scan", err)
@@ -250,6 +253,7 @@ func (d *Driver) write(ctx context.Context, op string, do func(*client.Txn) erro
 		return classify(op, err)
 	}
 	if err := do(t); err != nil {
+		t.Abort()
 		return classify(op, err)
 	}
 	_, err = t.Commit(ctx)

@@ -71,7 +71,7 @@ func TestLayers(t *testing.T) {
 			"remote is the SSH transport: it knows hosts and commands, not databases"},
 		{[]string{"internal/fault/kind"}, []string{"internal/driver", "internal/launcher", "internal/runner", "internal/experiment", "internal/targets", "internal/clusterctl"},
 			"fault kinds are described for analysis and reports, which must not pull in what breaks clusters"},
-		{[]string{"internal/history", "internal/check/verdict", "internal/check/elle", "internal/check/linear", "internal/check/bank",
+		{[]string{"internal/history", "internal/check/verdict", "internal/stats", "internal/check/elle", "internal/check/linear", "internal/check/bank",
 			"internal/check/setvis", "internal/histcheck"}, []string{"internal/driver", "internal/launcher", "internal/targets", "internal/runner", "internal/experiment"},
 			"a verdict is computed from the history file alone"},
 		{[]string{"internal/report"}, []string{"internal/driver", "internal/launcher", "internal/clusterctl", "internal/runner", "internal/experiment", "internal/targets"},
@@ -127,7 +127,7 @@ func TestLayers(t *testing.T) {
 // own tree (internal/driver/etcd imports internal/driver). A package not
 // listed takes the layer of its nearest listed parent directory.
 var layers = [][]string{
-	{"internal/outcome", "internal/properties", "internal/lwtag", "internal/fault/kind", "internal/history", "internal/check/verdict", "internal/texttable", "internal/netns", "internal/event", "internal/k8s", "internal/txkv", "workloads", "scenarios"},
+	{"internal/outcome", "internal/properties", "internal/lwtag", "internal/fault/kind", "internal/history", "internal/check/verdict", "internal/stats", "internal/texttable", "internal/netns", "internal/event", "internal/k8s", "internal/txkv", "workloads", "scenarios"},
 	{"internal/driver", "internal/launcher", "internal/measure", "internal/workload", "internal/remote",
 		"internal/check/elle", "internal/check/linear", "internal/check/bank", "internal/check/setvis"},
 	{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra",

@@ -122,10 +122,11 @@ func (v *Verdict) Add(a Anomaly, keep int) {
 
 // Judge sets Valid: false when an anomaly the forbidden list names (all of
 // them when forbidden is nil) was found, else unknown when something was
-// undecided, else true.
+// undecided or there were no operations at all (nothing was checked),
+// else true.
 func (v *Verdict) Judge() {
 	v.Valid = True
-	if v.Undecided > 0 {
+	if v.Undecided > 0 || v.Operations == 0 {
 		v.Valid = Unknown
 	}
 	for name, n := range v.AnomalyCounts {

@@ -15,6 +15,7 @@ func TestJudge(t *testing.T) {
 		want      Valid
 	}{
 		{"nothing found", nil, nil, 0, True},
+		{"no operations", nil, nil, -1, Unknown},
 		{"zero counts", map[string]int{"G0": 0}, []string{"G0"}, 0, True},
 		{"forbidden found", map[string]int{"G0": 2}, []string{"G0"}, 0, False},
 		{"allowed found", map[string]int{"G2-item": 1}, []string{"G0"}, 0, True},
@@ -24,7 +25,10 @@ func TestJudge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Verdict{AnomalyCounts: tt.counts, Forbidden: tt.forbidden, Undecided: tt.undecided}
+			v := Verdict{AnomalyCounts: tt.counts, Forbidden: tt.forbidden, Undecided: max(tt.undecided, 0), Operations: 10}
+			if tt.undecided < 0 {
+				v.Operations = 0
+			}
 			v.Judge()
 			if v.Valid != tt.want {
 				t.Fatalf("valid = %s, want %s", v.Valid, tt.want)

@@ -146,16 +146,31 @@ type Client struct {
 
 	// snapshots of open transactions and the newest snapshot learnt of:
 	// what the client reports for version garbage collection
-	snapMu sync.Mutex
-	open   map[uint64]int // start timestamp -> open transactions
-	floor  uint64
+	snapMu   sync.Mutex
+	open     map[uint64]int // start timestamp -> open transactions
+	floor    uint64
+	inflight map[*uint64]uint64 // Begin calls under way -> the floor when they were sent
 }
 
-// snapshotOpened records an open transaction reading at ts.
-func (c *Client) snapshotOpened(ts uint64) {
+// beginSent records a Begin under way: until its answer is in, its
+// snapshot is only known to be at or above the present floor (its reply
+// may arrive after a heartbeat reply that raised the floor).
+func (c *Client) beginSent() *uint64 {
+	tok := new(uint64)
 	c.snapMu.Lock()
-	c.open[ts]++
-	c.floor = max(c.floor, ts)
+	c.inflight[tok] = c.floor
+	c.snapMu.Unlock()
+	return tok
+}
+
+// beginDone ends a Begin under way; with ok it opened a transaction at ts.
+func (c *Client) beginDone(tok *uint64, ts uint64, ok bool) {
+	c.snapMu.Lock()
+	delete(c.inflight, tok)
+	if ok {
+		c.open[ts]++
+		c.floor = max(c.floor, ts)
+	}
 	c.snapMu.Unlock()
 }
 
@@ -185,6 +200,9 @@ func (c *Client) oldest() uint64 {
 	for ts := range c.open {
 		o = min(o, ts)
 	}
+	for _, f := range c.inflight {
+		o = min(o, f)
+	}
 	return o
 }
 
@@ -210,7 +228,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		lg = log.New(discard{}, "", 0)
 	}
 	c := &Client{cfg: cfg, lg: lg, coord: wire.NewConn(cfg.Coordinator),
-		flushSem: make(chan struct{}, cfg.MaxPendingFlushes), notify: make(chan flushed, 4096), open: map[uint64]int{}}
+		flushSem: make(chan struct{}, cfg.MaxPendingFlushes), notify: make(chan flushed, 4096), open: map[uint64]int{}, inflight: map[*uint64]uint64{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.router = NewRouter(coordLocator{c.coord}, wire.RegionMap{})
 	if _, err := c.register(ctx, nil); err != nil {
@@ -462,7 +480,9 @@ func (c *Client) Begin(ctx context.Context) (*Txn, error) {
 			continue
 		}
 		var rep wire.BeginReply
+		tok := c.beginSent()
 		err = c.coord.Call(ctx, "Coord.Begin", &wire.ClientArgs{ClientID: in.id}, &rep)
+		c.beginDone(tok, rep.StartTS, err == nil && rep.Code == wire.OK)
 		switch {
 		case err != nil, rep.Code == wire.Unavailable:
 			// the coordinator is down or recovering after a restart: wait
@@ -476,7 +496,6 @@ func (c *Client) Begin(ctx context.Context) (*Txn, error) {
 			continue
 		case rep.Code == wire.OK:
 			in.tr.Observe(rep.StartTS)
-			c.snapshotOpened(rep.StartTS)
 			return &Txn{c: c, in: in, startTS: rep.StartTS}, nil
 		case rep.Code == wire.Dead, rep.Code == wire.Unknown:
 			// declared failed, or unknown to a restarted coordinator

@@ -66,6 +66,7 @@ func TestBadInputFirstLine(t *testing.T) {
 		{"endpoints and property", []string{"run", "etcd", "--endpoints", "http://a:1", "-p", "etcd.endpoints=http://b:2"}, 2, "faultbench: --endpoints http://a:1 and etcd.endpoints=http://b:2 (-p) both given: choose one"},
 		{"k8s without clients", []string{"k8s", "manifest", "scenarios/failover-etcd.yaml", "--image", "x"}, 2, "faultbench: --clients 0: allowed 1..1000"},
 		{"k8s without endpoints", []string{"k8s", "manifest", "scenarios/failover-etcd.yaml", "--image", "x", "--clients", "2"}, 2, "faultbench: scenarios/failover-etcd.yaml: no target.endpoints: a Kubernetes run measures an existing cluster"},
+		{"check: no such history", []string{"check", filepath.Join(dir, "nosuch.jsonl"), "--checker", "isolation"}, 2, "faultbench: " + filepath.Join(dir, "nosuch.jsonl") + ": no such run directory or history file"},
 		{"k8s with faults", []string{"k8s", "manifest", "scenarios/failover-etcd.yaml", "--image", "x", "--clients", "2", "--endpoints", "http://e:2379"}, 2, "faultbench: scenarios/failover-etcd.yaml: the fault schedule (and checks) need nodes faultbench started"},
 		{"k8s percent rate", []string{"k8s", "manifest", "scenarios/failover-etcd.yaml", "--image", "x", "--clients", "2", "--endpoints", "http://e:2379", "--no-faults"}, 2, "faultbench: scenarios/failover-etcd.yaml: load.rate 75% is relative to a calibrated capacity"},
 		{"listen without workers", []string{"run", "etcd", "--listen", ":0"}, 2, "faultbench: --listen ADDR needs --workers N (1..1000)"},

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/histcheck"
 )
 
-const checkExamples = `  faultbench check runs/20261127T010000Z-isolation-postgres-ha --checker isolation --model snapshot-isolation
-  faultbench check runs/20261127T010000Z-linearizable-etcd --checker linearizable --fail-on-anomaly
-  faultbench check history.jsonl --checker bank`
+const checkExamples = `  faultbench check history.jsonl --checker isolation --model snapshot-isolation
+  faultbench check history.jsonl --checker linearizable --fail-on-anomaly
+  faultbench check history.jsonl --checker bank --total 1000`
 
 // checkCmd implements `check RUN_DIR|HISTORY --checker NAME`.
 func (a *app) checkCmd(ctx context.Context, args []string) error {
@@ -38,6 +39,9 @@ func (a *app) checkCmd(ctx context.Context, args []string) error {
 	}
 	if !histcheck.IsChecker(*name) {
 		return usagef("unknown checker %q (want one of %s)", *name, strings.Join(histcheck.Names(), ", "))
+	}
+	if _, err := os.Stat(pos[0]); err != nil {
+		return usagef("%s: no such run directory or history file", pos[0])
 	}
 	res, err := histcheck.CheckPath(ctx, pos[0], *name, opts)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/rpc"
+	"reflect"
 	"sync"
 	"time"
 )
@@ -72,7 +73,16 @@ func (c *Conn) Call(ctx context.Context, method string, args, reply any) error {
 	if err != nil {
 		return err
 	}
-	call := cl.Go(method, args, reply, make(chan *rpc.Call, 1))
+	// The reply is decoded into a private copy and handed over only when the
+	// call completes: a call abandoned at ctx's end goes on decoding its
+	// reply in net/rpc's reader, which must not race with the caller's use
+	// of reply after Call returned.
+	dst := reflect.ValueOf(reply)
+	if dst.Kind() != reflect.Pointer || dst.IsNil() {
+		return fmt.Errorf("%s to %s: reply must be a non-nil pointer, got %T", method, c.addr, reply)
+	}
+	priv := reflect.New(dst.Elem().Type())
+	call := cl.Go(method, args, priv.Interface(), make(chan *rpc.Call, 1))
 	select {
 	case <-call.Done:
 		if call.Error != nil {
@@ -82,6 +92,7 @@ func (c *Conn) Call(ctx context.Context, method string, args, reply any) error {
 			}
 			return fmt.Errorf("%s to %s: %w", method, c.addr, call.Error)
 		}
+		dst.Elem().Set(priv.Elem())
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("%s to %s: %w", method, c.addr, ctx.Err())

@@ -106,7 +106,7 @@ func TestLayers(t *testing.T) {
 	})
 	t.Run("internal/workload/program", func(t *testing.T) {
 		for _, imp := range internalImports(t, "internal/workload/program") {
-			if imp != "internal/properties" {
+			if imp != "internal/properties" && imp != "internal/history" {
 				t.Errorf("internal/workload/program imports %s: the program workload contract is a leaf every workload and the harness import", imp)
 			}
 		}

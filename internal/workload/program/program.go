@@ -16,9 +16,13 @@
 //     against the database after the measured phase.
 //   - Summarizer (on the Program): figures of its own for summary.json and
 //     the terminal summary (TPC-C: tpmC, tpm, aborts per type).
+//   - Historian (on the Program): its operations form an operation history
+//     (internal/history) that the harness writes to the run directory's
+//     history.jsonl and that history checkers (linearizable, isolation,
+//     bank, set) judge after the run.
 //
 // The package holds only these interfaces and small types. It imports
-// nothing of the harness but properties, so that a workload package
+// nothing of the harness but properties and the history format, so that a workload package
 // (internal/workload/tpcc, ...) implements them without importing the
 // registry, and the harness (runner, experiment) uses them without knowing
 // any one workload. docs/workloads.md says how to add a workload.
@@ -29,6 +33,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/history"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
@@ -205,4 +210,28 @@ type Figure struct {
 	Group string  // the section of the terminal summary, e.g. "TPC-C"
 	Name  string  // e.g. "tpmC"
 	Value float64 // printed with one decimal
+}
+
+// Recorder takes a checked workload's operations as they complete. The
+// harness gives one to a Historian; it is safe for concurrent use by every
+// terminal of a client process.
+type Recorder interface {
+	// Now is the time since the run's t = 0 on its monotonic clock, ns:
+	// the clock of an Op's Invoke and Complete.
+	Now() int64
+	// Record appends a completed operation to the run's history. The
+	// recorder does not keep op: the caller may reuse it after Record
+	// returns.
+	Record(op *history.Op)
+}
+
+// Historian is the ability of a Program whose operations form a history
+// for the history checkers. The harness calls SetRecorder once, before the
+// first NewTerminal; a terminal records each operation it executes with
+// the process id of the single-threaded client that issued it (a new id
+// after an Unknown outcome, see history.Op.Process). Process ids must be
+// distinct across the workers of one client process; the harness makes
+// them distinct across client processes and worker hosts when it merges.
+type Historian interface {
+	SetRecorder(r Recorder)
 }

@@ -1,10 +1,10 @@
 // Package register is the register workload (workload=register): reads
 // and writes of single keys — few of them, so operations contend — with
-// unique written values, every operation recorded in a history the
-// workload keeps, and its check `linearizable` (internal/check/linear):
-// each key must behave as a linearizable register. It runs on any target
-// whose driver reads and updates records (docs/workloads.md,
-// docs/checks.md).
+// unique written values, every operation recorded through the harness's
+// program.Recorder (the workload is a program.Historian) for the
+// history checker `linearizable` (internal/check/linear): each key must
+// behave as a linearizable register. It runs on any target whose driver
+// reads and updates records (docs/workloads.md, docs/checks.md).
 package register
 
 import (
@@ -108,20 +108,57 @@ func (c Config) Validate() error {
 }
 
 // Workload is a configured register workload: its terminals record every
-// operation, on the workload's own clock (ns since NewWorkload), in its
-// history.
+// operation through the Recorder the harness gives it (SetRecorder), on
+// the run's clock. It also keeps the operations of this process in
+// memory (History), on the recorder's clock, for its own check.
 type Workload struct {
-	cfg   Config
-	start time.Time
-	next  atomic.Int64 // the last value written
-
-	mu  sync.Mutex
-	ops []history.Op
+	cfg  Config
+	next atomic.Int64 // the last value written
+	rec  program.Recorder
+	mem  *memory
 }
 
-// NewWorkload returns the workload for cfg (valid).
+// NewWorkload returns the workload for cfg (valid). Until SetRecorder,
+// operations are timed on the workload's own clock (ns since NewWorkload).
 func NewWorkload(cfg Config) *Workload {
-	return &Workload{cfg: cfg, start: time.Now()}
+	m := &memory{start: time.Now()}
+	return &Workload{cfg: cfg, rec: m, mem: m}
+}
+
+var _ program.Historian = (*Workload)(nil)
+
+// SetRecorder implements program.Historian: every operation from now on is
+// recorded through r, timed on r's clock.
+func (w *Workload) SetRecorder(r program.Recorder) {
+	if r != nil {
+		w.rec = r
+	}
+}
+
+// memory is the in-process history: a Recorder of its own clock, and the
+// copy of every operation recorded through the harness's.
+type memory struct {
+	start time.Time
+	mu    sync.Mutex
+	ops   []history.Op
+}
+
+func (m *memory) Now() int64 { return time.Since(m.start).Nanoseconds() }
+
+func (m *memory) Record(op *history.Op) {
+	c := *op
+	c.Mops = append([]history.Mop(nil), op.Mops...)
+	m.mu.Lock()
+	m.ops = append(m.ops, c)
+	m.mu.Unlock()
+}
+
+// record hands op to the harness's recorder and keeps a copy in memory.
+func (w *Workload) record(op *history.Op) {
+	if w.rec != program.Recorder(w.mem) {
+		w.rec.Record(op)
+	}
+	w.mem.Record(op)
 }
 
 // OpNames implements program.Program.
@@ -132,17 +169,11 @@ func (w *Workload) NewTerminal(id int, seed int64) program.Terminal {
 	return &terminal{w: w, rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), id: id, process: id}
 }
 
-// History returns a copy of the operations recorded so far.
+// History returns a copy of the operations this process recorded so far.
 func (w *Workload) History() []history.Op {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]history.Op(nil), w.ops...)
-}
-
-func (w *Workload) record(op history.Op) {
-	w.mu.Lock()
-	w.ops = append(w.ops, op)
-	w.mu.Unlock()
+	w.mem.mu.Lock()
+	defer w.mem.mu.Unlock()
+	return append([]history.Op(nil), w.mem.ops...)
 }
 
 // Check runs the linearizable checker on the recorded history. A history
@@ -206,13 +237,13 @@ func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 	key := "reg" + strconv.Itoa(t.key)
 	op := history.Op{Process: t.process, Mops: make([]history.Mop, 1)}
 	var err error
-	op.Invoke = time.Since(t.w.start).Nanoseconds()
+	op.Invoke = t.w.rec.Now()
 	switch t.op {
 	case opRead:
 		op.Name = "read"
 		var rec map[string][]byte
 		rec, err = kv.Read(ctx, t.w.cfg.Table, key, []string{Field})
-		op.Complete = time.Since(t.w.start).Nanoseconds()
+		op.Complete = t.w.rec.Now()
 		m := history.Mop{F: history.Read, Key: key}
 		switch {
 		case err == nil:
@@ -232,7 +263,7 @@ func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 		v := t.w.next.Add(1)
 		op.Mops[0] = history.Mop{F: history.Write, Key: key, Value: v}
 		err = kv.Update(ctx, t.w.cfg.Table, key, map[string][]byte{Field: []byte(strconv.FormatInt(v, 10))})
-		op.Complete = time.Since(t.w.start).Nanoseconds()
+		op.Complete = t.w.rec.Now()
 		switch {
 		case err == nil:
 		case outcome.ClassOf(err) == outcome.Conflict:
@@ -244,7 +275,7 @@ func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 	if err != nil {
 		op.Error = outcome.ClassOf(err).String()
 	}
-	t.w.record(op)
+	t.w.record(&op)
 	if op.Outcome == history.Unknown && t.op == opWrite {
 		t.gen++
 		t.process = t.id + t.gen*processStride

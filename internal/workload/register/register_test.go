@@ -159,3 +159,49 @@ func TestProperties(t *testing.T) {
 		})
 	}
 }
+
+// recorder is a harness's Recorder: its own clock, every operation kept.
+type recorder struct {
+	mu  sync.Mutex
+	now int64
+	ops []history.Op
+}
+
+func (r *recorder) Now() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.now += 10
+	return r.now
+}
+
+func (r *recorder) Record(op *history.Op) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := *op
+	c.Mops = append([]history.Mop(nil), op.Mops...)
+	r.ops = append(r.ops, c)
+}
+
+// TestRecorder: with a recorder set, every operation goes through it, timed
+// on its clock.
+func TestRecorder(t *testing.T) {
+	rec := &recorder{now: 1_000_000}
+	w := NewWorkload(Config{Keys: 2, ReadProportion: 0.5, Table: "t"})
+	w.SetRecorder(rec)
+	kv := newKV()
+	for id := range 3 {
+		term := w.NewTerminal(id, 1)
+		for range 10 {
+			term.Next()
+			_ = term.Execute(context.Background(), program.DB{Driver: kv})
+		}
+	}
+	if len(rec.ops) != 30 {
+		t.Fatalf("%d operations recorded, want 30", len(rec.ops))
+	}
+	for i, op := range rec.ops {
+		if op.Invoke <= 1_000_000 || op.Complete <= op.Invoke {
+			t.Fatalf("operation %d at %d..%d: not on the recorder's clock", i, op.Invoke, op.Complete)
+		}
+	}
+}

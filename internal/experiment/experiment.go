@@ -459,6 +459,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	env := rundir.HostEnv(s.Version, s.Commit)
 	env.Target = s.Target
 	env.TargetVersion = targetVersion(ctx, prep.Driver)
+	if d, ok := prep.Driver.(interface{ Isolation() string }); ok {
+		env.Isolation = d.Isolation()
+	}
 	run, err := rundir.Open(s.RunsDir, s.Name, time.Now(), env)
 	if err != nil {
 		return nil, err

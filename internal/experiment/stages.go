@@ -16,6 +16,7 @@ import (
 	"github.com/faultbench/faultbench/internal/check"
 	"github.com/faultbench/faultbench/internal/clusterctl"
 	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/driver/sqldb"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/hostload"
@@ -216,6 +217,9 @@ func (r *scenarioRun) open() error {
 	}
 	if netns.Wanted(sc.Target.Options) {
 		env.Network = netns.Describe()
+	}
+	if v, ok := sc.Target.Driver[sqldb.PropIsolation]; ok {
+		env.Isolation = strings.TrimSpace(v) // checked when the driver opens
 	}
 	if r.s.Dir != "" {
 		r.run, err = rundir.OpenAt(r.s.Dir, time.Now(), env)

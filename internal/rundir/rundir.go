@@ -90,6 +90,10 @@ type Env struct {
 	Command       []string  `json:"command"`
 	Started       time.Time `json:"started"`
 	Network       string    `json:"network,omitempty"` // nodes in network namespaces: how faults are made (netns.Describe)
+	// Isolation is the isolation level of the SQL driver's transactions
+	// (the run's sqldb.isolation: read-committed, repeatable-read or
+	// serializable); omitted when unset, the server's default.
+	Isolation string `json:"isolation,omitempty"`
 	// Clients are the client hosts of a distributed run (--clients), with
 	// the clock offset measured to each (docs/distributed.md).
 	Clients []ClientHost `json:"clients,omitempty"`

@@ -1,6 +1,7 @@
 package sqldb
 
 import (
+	"database/sql"
 	"fmt"
 	"net"
 	"sort"
@@ -23,13 +24,57 @@ const (
 	propCreateTable = "createtable"    // create the YCSB table if missing (default true)
 )
 
-// PropertyNames returns the driver property keys of dialect d, sorted.
+// PropIsolation is the isolation level of every SQL transaction (BeginSQL)
+// in either dialect: read-committed, repeatable-read or serializable; unset,
+// the server's default (PostgreSQL: read committed; MariaDB: repeatable
+// read). A scenario sets it as target.driver.sqldb.isolation.
+const PropIsolation = "sqldb.isolation"
+
+// The isolation levels PropIsolation takes, in the order of their strength.
+var isolationLevels = []struct {
+	name  string
+	level sql.IsolationLevel
+}{
+	{"read-committed", sql.LevelReadCommitted},
+	{"repeatable-read", sql.LevelRepeatableRead},
+	{"serializable", sql.LevelSerializable},
+}
+
+// Isolation returns the value of PropIsolation in p after checking it: ""
+// when unset (the server's default), else one of read-committed,
+// repeatable-read, serializable. It declares the key on p.
+func Isolation(p *properties.Properties) (string, error) {
+	v := strings.TrimSpace(p.String(PropIsolation, ""))
+	if v == "" {
+		return "", nil
+	}
+	if _, ok := isolationLevel(v); !ok {
+		names := make([]string, len(isolationLevels))
+		for i, l := range isolationLevels {
+			names[i] = l.name
+		}
+		return "", p.Error(PropIsolation, "unknown isolation level (want %s; unset: the server's default)", strings.Join(names, ", "))
+	}
+	return v, nil
+}
+
+func isolationLevel(name string) (sql.IsolationLevel, bool) {
+	for _, l := range isolationLevels {
+		if l.name == name {
+			return l.level, true
+		}
+	}
+	return sql.LevelDefault, false
+}
+
+// PropertyNames returns the driver property keys of dialect d, sorted
+// (sqldb.isolation, shared by both dialects, last).
 func (d Dialect) PropertyNames() []string {
 	var out []string
 	for _, s := range []string{propConnTimeout, propCreateTable, propDB, propHosts, propPassword, propPoolSize, propUser} {
 		out = append(out, d.prefix()+s)
 	}
-	return out
+	return append(out, PropIsolation)
 }
 
 // config is the validated driver configuration.
@@ -40,6 +85,9 @@ type config struct {
 	poolSize    int
 	connTimeout time.Duration
 	createTable bool
+	// isolation is the level of every SQL transaction (PropIsolation);
+	// "" the server's default.
+	isolation   string
 	fieldCount  int
 	fieldPrefix string
 }
@@ -127,6 +175,9 @@ func parseConfig(d Dialect, p *properties.Properties) (config, error) {
 		return config{}, p.Error(pre+propConnTimeout, "must be between 100 ms and 5 min")
 	}
 	if c.createTable, err = p.Bool(pre+propCreateTable, true); err != nil {
+		return config{}, err
+	}
+	if c.isolation, err = Isolation(p); err != nil {
 		return config{}, err
 	}
 	fc, err := p.Int("fieldcount", 10)

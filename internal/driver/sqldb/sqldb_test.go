@@ -32,12 +32,13 @@ func declared(p *properties.Properties, keys ...string) *properties.Properties {
 
 func TestConfigValidation(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		d       Dialect
-		p       *properties.Properties
-		want    string // part of the error; "" for valid
-		pool    int
-		threads int
+		name      string
+		d         Dialect
+		p         *properties.Properties
+		want      string // part of the error; "" for valid
+		pool      int
+		threads   int
+		isolation string
 	}{
 		{name: "postgres ok", d: Postgres, p: props("postgres.hosts", "127.0.0.1:5432,127.0.0.1:5433", "threads", "8"), pool: 12},
 		{name: "galera ok", d: Galera, p: props("galera.hosts", "127.0.0.1:3306", "galera.poolsize", "3"), pool: 3},
@@ -51,6 +52,12 @@ func TestConfigValidation(t *testing.T) {
 		{name: "bad db", d: Galera, p: props("galera.hosts", "h:1", "galera.db", "a;b"), want: "galera.db"},
 		{name: "bad timeout", d: Galera, p: props("galera.hosts", "h:1", "galera.connecttimeout", "5"), want: "galera.connecttimeout"},
 		{name: "bad fieldprefix", d: Postgres, p: props("postgres.hosts", "h:1", "fieldnameprefix", "f-"), want: "fieldnameprefix"},
+		{name: "isolation serializable", d: Postgres, p: props("postgres.hosts", "h:1", "sqldb.isolation", "serializable"), pool: 16, isolation: "serializable"},
+		{name: "isolation read-committed on galera", d: Galera, p: props("galera.hosts", "h:1", "sqldb.isolation", " read-committed"), pool: 16, isolation: "read-committed"},
+		{name: "isolation repeatable-read", d: Postgres, p: props("postgres.hosts", "h:1", "sqldb.isolation", "repeatable-read"), pool: 16, isolation: "repeatable-read"},
+		{name: "isolation unset is the server's default", d: Postgres, p: props("postgres.hosts", "h:1"), pool: 16},
+		{name: "isolation unknown", d: Postgres, p: props("postgres.hosts", "h:1", "sqldb.isolation", "snapshot"), want: "sqldb.isolation"},
+		{name: "isolation in SQL spelling", d: Galera, p: props("galera.hosts", "h:1", "sqldb.isolation", "REPEATABLE READ"), want: "want read-committed, repeatable-read, serializable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := parseConfig(tc.d, tc.p)
@@ -60,6 +67,9 @@ func TestConfigValidation(t *testing.T) {
 				}
 				if cfg.poolSize != tc.pool {
 					t.Fatalf("pool = %d, want %d", cfg.poolSize, tc.pool)
+				}
+				if cfg.isolation != tc.isolation {
+					t.Fatalf("isolation = %q, want %q", cfg.isolation, tc.isolation)
 				}
 				return
 			}

@@ -20,9 +20,15 @@ func (drv *Driver) SQLDialect() string {
 }
 
 // BeginSQL implements driver.SQL: one transaction on one pooled
-// connection, in the server's default isolation level.
+// connection, in the isolation level of sqldb.isolation (PostgreSQL: BEGIN
+// ISOLATION LEVEL ...; MariaDB: SET TRANSACTION ISOLATION LEVEL ... before
+// START TRANSACTION), or the server's default when it is unset.
 func (drv *Driver) BeginSQL(ctx context.Context) (driver.SQLTxn, error) {
-	tx, err := drv.db.BeginTx(ctx, nil)
+	var opts *sql.TxOptions
+	if l, ok := isolationLevel(drv.cfg.isolation); ok {
+		opts = &sql.TxOptions{Isolation: l}
+	}
+	tx, err := drv.db.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, drv.fail("begin", false, err)
 	}
@@ -58,6 +64,11 @@ func (drv *Driver) query(q string) string {
 	drv.rewritten.Store(q, b.String())
 	return b.String()
 }
+
+// Isolation returns the isolation level of the driver's SQL transactions
+// (sqldb.isolation): read-committed, repeatable-read or serializable; ""
+// when the server's default applies.
+func (drv *Driver) Isolation() string { return drv.cfg.isolation }
 
 func (t *sqlTxn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	res, err := t.tx.ExecContext(ctx, t.drv.query(q), args...)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/workload/listappend"
 	"github.com/faultbench/faultbench/internal/workload/program"
 	"github.com/faultbench/faultbench/internal/workload/register"
 	"github.com/faultbench/faultbench/internal/workload/tpcc"
@@ -75,6 +76,8 @@ func Entries() []Entry {
 			Kind: tpcc.Kind{}},
 		{Name: "register", Doc: "reads and writes of unique values on a few contended keys, every operation recorded, with the check linearizable (docs/checks.md)",
 			Kind: register.Kind{}},
+		{Name: listappend.Name, Doc: "transactions of appends of unique values to lists and reads of whole lists on a few contended keys, every transaction recorded, for the check isolation (docs/checks.md)",
+			Kind: listappend.Kind{}},
 	}
 }
 

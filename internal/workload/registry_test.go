@@ -29,7 +29,7 @@ func TestBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(reg.Names(), " "); got != "core register tpcc" {
+	if got := strings.Join(reg.Names(), " "); got != "core list-append register tpcc" {
 		t.Errorf("Names() = %q", got)
 	}
 	if got := strings.Join(reg.CheckNames(), " "); got != "linearizable tpcc-consistency" {

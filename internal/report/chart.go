@@ -111,6 +111,9 @@ type chartSpec struct {
 	Spans     []spanSpec // fault spans, drawn as class "fault-span"
 	Shades    []spanSpec // other shaded ranges (warm-up), class "warmup-span"
 	Marks     []markSpec // events, drawn as class "event" with a <title>
+	// Anomalies are the checkers' explained anomalies, drawn as class
+	// "anomaly": a solid line with a square at the top, linked to Href.
+	Anomalies []markSpec
 }
 
 type panelSpec struct {
@@ -142,6 +145,7 @@ type markSpec struct {
 	At    float64
 	Title string // hover text
 	Color rgba
+	Href  string // an anomaly's link to its explanation ("" for none)
 }
 
 // Chart geometry, pixels.
@@ -336,6 +340,25 @@ func layout(s chartSpec, measure func(text string, size float64, bold bool) floa
 		c.line(x, plotTop, x, plotBottom, m.Color.alpha(0.85), 1, 3, "event-line")
 		c.line(x, plotTop, x, plotBottom, m.Color.alpha(0.004), 7, 0, "event-hit")
 		c.add(prim{kind: primEnd})
+	}
+
+	// anomalies across every panel, over the events
+	for _, m := range s.Anomalies {
+		if m.At < x0 || m.At > x1 {
+			continue
+		}
+		x := xmap(m.At)
+		if m.Href != "" {
+			c.add(prim{kind: primLink, title: m.Href})
+		}
+		c.add(prim{kind: primGroup, class: "anomaly", title: m.Title})
+		c.line(x, plotTop, x, plotBottom, m.Color.alpha(0.9), 1.4, 0, "anomaly-line")
+		c.rect(x-4, plotTop, 8, 8, m.Color, "anomaly-mark", "")
+		c.line(x, plotTop, x, plotBottom, m.Color.alpha(0.004), 7, 0, "event-hit")
+		c.add(prim{kind: primEnd})
+		if m.Href != "" {
+			c.add(prim{kind: primLinkEnd})
+		}
 	}
 
 	// x axis

@@ -20,6 +20,8 @@ const (
 	colP99    rgb = 0xff7f0e
 	colMax    rgb = 0xd62728
 	colBehind rgb = 0x8c564b
+	// colAnomaly marks a checker's anomaly on the time charts.
+	colAnomaly rgb = 0xe6007e
 )
 
 // opColor is the colour of the i-th operation type.
@@ -198,9 +200,10 @@ func faultTitle(i int, f analyze.Fault, end time.Duration) string {
 // decorations are the spans, shades and marks every full-run chart of a
 // run carries.
 type decorations struct {
-	spans  []spanSpec
-	shades []spanSpec
-	marks  []markSpec
+	spans     []spanSpec
+	shades    []spanSpec
+	marks     []markSpec
+	anomalies []markSpec // the checkers' explained anomalies
 }
 
 func runDecorations(r *Run) decorations {
@@ -222,6 +225,7 @@ func runDecorations(r *Run) decorations {
 	for _, e := range r.RunEvents() {
 		d.marks = append(d.marks, markSpec{At: e.Since().Seconds(), Title: eventText(e), Color: eventColor(e.Kind)})
 	}
+	d.anomalies = anomalyMarks(r)
 	return d
 }
 
@@ -258,7 +262,7 @@ func figures(r *Run) []figure {
 	x1 := r.End.Seconds()
 	base := func(id, title string, panels ...panelSpec) figure {
 		return figure{png: id + ".png", spec: chartSpec{ID: id, Title: title, X0: 0, X1: x1, XLabel: timeAxis,
-			Panels: panels, Spans: d.spans, Shades: d.shades, Marks: d.marks}}
+			Panels: panels, Spans: d.spans, Shades: d.shades, Marks: d.marks, Anomalies: d.anomalies}}
 	}
 	tpAll := seriesSpec{Name: "all operations", Color: colAll.solid(), Width: 1.4, X: s.mid, Y: s.values(measure.AllOps, throughput)}
 	latPanel := func(op string, h float64) panelSpec {
@@ -329,7 +333,7 @@ func faultFigure(r *Run, s *series, d decorations, i int, f analyze.Fault, tpAll
 		title += fmt.Sprintf(", %s at %s s", f.RestoreAction, fnum(f.RestoreAt.Seconds(), 1))
 	}
 	return figure{png: id + ".png", spec: chartSpec{ID: id, Title: title, X0: from.Seconds(), X1: to.Seconds(), XLabel: timeAxis,
-		Spans: d.spans, Shades: d.shades, Marks: d.marks,
+		Spans: d.spans, Shades: d.shades, Marks: d.marks, Anomalies: d.anomalies,
 		Panels: []panelSpec{
 			{YLabel: "throughput (ops/s)", Height: 180, Unit: unitOps, Series: []seriesSpec{tpAll}},
 			latPanel(measure.AllOps, 200),

@@ -218,6 +218,7 @@ type page struct {
 	Elasticity                  table
 	ElasticityNotes             []string
 	Lost                        *lostView
+	Verdicts                    []verdictView // the checkers' verdicts over the history, one section each
 	Clients                     table
 	ClientSpread                string
 	ClientOps                   table // per-operation latency spread across clients (summary.json per_client)
@@ -261,6 +262,9 @@ func buildPage(r *Run, figs []figure, cs []*canvas, defs []metricRow) (*page, er
 	if r.Analysis != nil && len(r.Analysis.Elasticity) > 0 {
 		p.Nav = append(p.Nav, navItem{"elasticity", "Elasticity"})
 	}
+	if len(r.Verdicts) > 0 {
+		p.Nav = append(p.Nav, navItem{"verdicts", "Verdicts"})
+	}
 	p.Nav = append(p.Nav, navItem{"checks", "Lost writes"}, navItem{"clients", "Clients"},
 		navItem{"events", "Events"}, navItem{"setup", "Scenario & environment"}, navItem{"files", "Raw files"})
 
@@ -283,6 +287,7 @@ func buildPage(r *Run, figs []figure, cs []*canvas, defs []metricRow) (*page, er
 	p.Availability = availabilityTable(r, defs)
 	p.Elasticity, p.ElasticityNotes = elasticityTable(r), elasticityNotes(r)
 	p.Lost = lostWrites(r)
+	p.Verdicts = verdictViews(r)
 	p.Clients, p.ClientSpread = clientsTable(r)
 	p.ClientOps = clientOpsTable(r)
 	p.Events = eventsTable(r)
@@ -400,6 +405,18 @@ func cards(r *Run) []card {
 		} else {
 			out = append(out, card{Label: "lost-writes check", Value: "FAIL", Class: "bad"})
 		}
+	}
+	for _, vv := range verdictViews(r) {
+		c := card{Label: vv.Checker + " check", Value: vv.Word}
+		switch vv.Class {
+		case "pass":
+			c.Class = "good"
+		case "fail":
+			c.Class = "bad"
+		default:
+			c.Class = "unknown"
+		}
+		out = append(out, c)
 	}
 	return out
 }

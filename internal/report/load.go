@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/analyze"
+	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/hostload"
@@ -49,6 +50,10 @@ type Run struct {
 	// Host is host.csv: the machine's load, steal and CPU per sample;
 	// nil when the run has none (runs before it was recorded).
 	Host *hostload.Series
+
+	// Verdicts are the checkers' verdicts over the run's history, by
+	// checker: summary.json's checks and checks/<checker>.json (verdicts.go).
+	Verdicts map[string]*verdict.Verdict
 
 	Scenario   string // scenario.yaml, verbatim ("" when absent)
 	Properties string // run.properties, verbatim ("" when absent)
@@ -128,6 +133,9 @@ func Load(ctx context.Context, dir string) (*Run, error) {
 			}
 		}
 	}
+	var vnotes []string
+	r.Verdicts, vnotes = loadVerdicts(dir, r.Summary)
+	r.Notes = append(r.Notes, vnotes...)
 	var env rundir.Env
 	if err := readJSON(filepath.Join(dir, "env.json"), &env); err != nil {
 		optional("env.json", err)

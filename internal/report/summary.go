@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/measure"
@@ -26,7 +28,8 @@ type Measured struct {
 // WriteScenarioSummary prints what the end of a scenario shows on the
 // terminal: the YCSB summary of the measured phase (m; nil when it did not
 // measure), the workload's figures, the results table and the elasticity table
-// drawn from sum, and the checks' verdicts.
+// drawn from sum, and the checks' verdicts: one line per checker over the
+// history (summary.json checks, VerdictLine).
 func WriteScenarioSummary(w io.Writer, sum *rundir.Summary, m *Measured) {
 	writeScenarioSummary(w, sum, m, metricRows())
 }
@@ -72,7 +75,7 @@ func writeScenarioSummary(w io.Writer, sum *rundir.Summary, m *Measured, defs []
 		}
 	}
 	if lw := sum.LostWrites; lw != nil {
-		fmt.Fprintf(w, "\nlost-writes check: %s — %s\n", verdict(lw.OK()), lw)
+		fmt.Fprintf(w, "\nlost-writes check: %s — %s\n", passFail(lw.OK()), lw)
 		for i, e := range lw.Examples {
 			if i == 5 {
 				break
@@ -80,7 +83,7 @@ func writeScenarioSummary(w io.Writer, sum *rundir.Summary, m *Measured, defs []
 			fmt.Fprintf(w, "  %s %s: found %s, last acknowledged %s %s\n", e.Kind, e.Key, e.Found, e.Expected, e.Detail)
 		}
 		if rd := lw.Reads; rd != nil {
-			fmt.Fprintf(w, "stale-reads check: %s — %s\n", verdict(lw.ReadsOK()), rd)
+			fmt.Fprintf(w, "stale-reads check: %s — %s\n", passFail(lw.ReadsOK()), rd)
 			for _, ph := range lw.Phases {
 				if ph.StaleReads+ph.CorruptReads > 0 || ph.LostWrites > 0 {
 					fmt.Fprintf(w, "  %s: %d lost, %d stale reads, %d corrupt reads\n", ph.Name, ph.LostWrites, ph.StaleReads, ph.CorruptReads)
@@ -88,7 +91,14 @@ func writeScenarioSummary(w io.Writer, sum *rundir.Summary, m *Measured, defs []
 			}
 		}
 	}
-	WriteChecks(w, sum.Checks, "lost-writes", "stale-reads") // the workload's checks; those two are above
+	vs, err := SummaryVerdicts(sum)
+	if err != nil {
+		fmt.Fprintf(w, "\nwarning: %v\n", err)
+	}
+	// the workload's checks; lost-writes and stale-reads are above, a
+	// checker with a verdict below
+	WriteChecks(w, sum.Checks, append([]string{"lost-writes", "stale-reads"}, slices.Collect(maps.Keys(vs))...)...)
+	WriteVerdicts(w, vs)
 	for _, e := range sum.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)
 	}
@@ -125,8 +135,8 @@ func elasticityText(name string, a *analyze.Report) string {
 	return texttable.Format(append([][]string{head}, rows...), texttable.Options{})
 }
 
-// verdict is a check's verdict as the terminal and the tables print it.
-func verdict(ok bool) string {
+// passFail is a check's verdict as the terminal and the tables print it.
+func passFail(ok bool) string {
 	if ok {
 		return "PASS"
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/analyze"
+	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/rundir"
 )
 
@@ -67,7 +68,7 @@ func metricRows() []metricRow {
 		{Section: sectionAvailability, Label: "dropped ops (never started)", Needs: needAnalysis, Cell: func(s *source) string { return strconv.FormatInt(s.Analysis.DroppedOps, 10) }},
 		{Section: sectionAvailability, Label: "span percentiles", On: onCompare | onHTML, Needs: needAnalysis, Cell: percentilesCell},
 
-		{Section: sectionChecks, Label: "lost-writes check", Needs: needLostWrites, Cell: func(s *source) string { return verdict(s.Summary.LostWrites.OK()) }},
+		{Section: sectionChecks, Label: "lost-writes check", Needs: needLostWrites, Cell: func(s *source) string { return passFail(s.Summary.LostWrites.OK()) }},
 		{Section: sectionChecks, Label: "lost acknowledged writes", Needs: needLostWrites, Cell: func(s *source) string { return strconv.Itoa(s.Summary.LostWrites.LostWrites) }},
 		{Section: sectionChecks, Label: "lost inserts", Needs: needLostWrites, Cell: func(s *source) string { return strconv.Itoa(s.Summary.LostWrites.LostInserts) }},
 		{Section: sectionChecks, Label: "lost deletes", Needs: needLostWrites, Cell: func(s *source) string { return strconv.Itoa(s.Summary.LostWrites.LostDeletes) }},
@@ -86,6 +87,7 @@ const (
 	sectionRun          = "run"          // the run's settings, totals and key latencies
 	sectionAvailability = "availability" // the analyzer's metrics, per fault (the NoSQL failover study's table)
 	sectionChecks       = "checks"       // the lost-write and stale-read checks
+	sectionVerdicts     = "verdicts"     // the checkers' verdicts over the history, a row per checker (verdictRows)
 	sectionClients      = "clients"      // the clients' spread
 )
 
@@ -96,6 +98,7 @@ func sectionList() []sectionDef {
 		{sectionRun, onCompare},
 		{sectionAvailability, onTerminal | onCompare | onHTML},
 		{sectionChecks, onCompare},
+		{sectionVerdicts, onCompare},
 		{sectionClients, onCompare},
 	}
 }
@@ -177,6 +180,9 @@ type source struct {
 	// Trials is set for the parent of a run with trials: its cells are
 	// the metrics' intervals over the trials (trialRunCell, trialFaultCell).
 	Trials *rundir.Trials
+	// Verdicts are the checkers' verdicts over the run's history, by
+	// checker (verdictRows).
+	Verdicts map[string]*verdict.Verdict
 }
 
 // summarySource is the source of a run that has just written sum.
@@ -187,6 +193,7 @@ func summarySource(sum *rundir.Summary) source {
 	}
 	s.Analysis = sum.Analysis
 	s.Trials = sum.Trials
+	s.Verdicts, _ = SummaryVerdicts(sum) // a summary just written decodes
 	s.Window = time.Duration(sum.WindowMs * float64(time.Millisecond))
 	if sum.PerClient != nil {
 		for _, c := range sum.PerClient.Clients {
@@ -200,7 +207,7 @@ func summarySource(sum *rundir.Summary) source {
 
 // source is the source of a loaded run directory.
 func (r *Run) source() source {
-	s := source{Summary: r.Summary, Analysis: r.Analysis, Window: r.Window, Clients: r.Clients}
+	s := source{Summary: r.Summary, Analysis: r.Analysis, Window: r.Window, Clients: r.Clients, Verdicts: r.Verdicts}
 	if r.Summary != nil {
 		s.Trials = r.Summary.Trials
 	}
@@ -237,10 +244,12 @@ type resultRow struct {
 // the NoSQL failover study's results table: one column per run, one row per
 // metric, every section's rows in list order, the per-fault rows under the
 // header of each fault (as many faults as the run with the most), then
-// the rows of the runs' workload figures and checks (workloadRows). A
+// the rows of the runs' workload figures and checks (workloadRows) and of
+// their checkers' verdicts (verdictRows). A
 // value a run does not have is "-".
 func results(rows []metricRow, on surface, runs []source) []resultRow {
 	rows = append(rows[:len(rows):len(rows)], workloadRows(runs)...)
+	rows = append(rows, verdictRows(runs)...)
 	var out []resultRow
 	nf := 0
 	for _, r := range runs {

@@ -30,19 +30,21 @@ func WriteChecks(w io.Writer, checks map[string]bool, shown ...string) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		fmt.Fprintf(w, "\n%s check: %s\n", name, verdict(checks[name]))
+		fmt.Fprintf(w, "\n%s check: %s\n", name, passFail(checks[name]))
 	}
 }
 
 // workloadRows are the metric rows of what a program workload adds to its
 // runs: a row per headline figure (summary.json's workload_figures, in
 // the run section) and a verdict row per check of its own
-// (checks_passed, in the checks section), in the order the runs first
-// have them. They are drawn from the runs, so no workload is named here;
+// (checks_passed, in the checks section; a checker any run has a verdict
+// of is a row of the verdicts section instead, verdictRows), in the order
+// the runs first have them. They are drawn from the runs, so no workload is named here;
 // a run without the figure or check shows "-".
 func workloadRows(runs []source) []metricRow {
 	var rows []metricRow
 	seen := map[string]bool{}
+	verdicts := verdictNames(runs)
 	for _, r := range runs {
 		if r.Summary == nil {
 			continue
@@ -64,7 +66,7 @@ func workloadRows(runs []source) []metricRow {
 		}
 		names := make([]string, 0, len(r.Summary.Checks))
 		for name := range r.Summary.Checks {
-			if name != "lost-writes" && name != "stale-reads" { // rows of their own above
+			if name != "lost-writes" && name != "stale-reads" && !verdicts[name] { // rows of their own (verdictRows)
 				names = append(names, name)
 			}
 		}
@@ -75,7 +77,7 @@ func workloadRows(runs []source) []metricRow {
 				rows = append(rows, metricRow{Section: sectionChecks, Label: name + " check", On: onCompare | onHTML, Needs: needSummary,
 					Cell: func(s *source) string {
 						if ok, ran := s.Summary.Checks[name]; ran {
-							return verdict(ok)
+							return passFail(ok)
 						}
 						return "-"
 					}})

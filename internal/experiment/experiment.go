@@ -462,6 +462,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if d, ok := prep.Driver.(interface{ Isolation() string }); ok {
 		env.Isolation = d.Isolation()
 	}
+	env.ClientSettings = clientSettings(prep)
 	run, err := rundir.Open(s.RunsDir, s.Name, time.Now(), env)
 	if err != nil {
 		return nil, err

@@ -56,6 +56,7 @@ type scenarioRun struct {
 	seed     uint64              // draws the windows' times and random-of victims
 	drawn    []time.Duration     // the fault times drawn from windows
 	draws    bool                // the scenario draws anything (a window or random-of)
+	env      rundir.Env          // env.json as written (rewritten with the client settings)
 }
 
 // newScenarioRun resolves the scenario against its target and validates
@@ -221,11 +222,14 @@ func (r *scenarioRun) open() error {
 	if v, ok := sc.Target.Driver[sqldb.PropIsolation]; ok {
 		env.Isolation = strings.TrimSpace(v) // checked when the driver opens
 	}
+	now := time.Now()
 	if r.s.Dir != "" {
-		r.run, err = rundir.OpenAt(r.s.Dir, time.Now(), env)
+		r.run, err = rundir.OpenAt(r.s.Dir, now, env)
 	} else {
-		r.run, err = rundir.Open(r.s.RunsDir, sc.Name, time.Now(), env)
+		r.run, err = rundir.Open(r.s.RunsDir, sc.Name, now, env)
 	}
+	env.Started = now
+	r.env = env
 	if err != nil {
 		return err
 	}
@@ -408,6 +412,12 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	}
 	r.prep = prep
 	if err := rundir.WriteProperties(r.run.Path("run.properties"), p); err != nil {
+		prep.Close()
+		return err
+	}
+	// the driver exists now: env.json gets the client settings it used
+	r.env.ClientSettings = clientSettings(prep)
+	if err := rundir.WriteJSON(r.run.Path("env.json"), r.env); err != nil {
 		prep.Close()
 		return err
 	}

@@ -633,6 +633,7 @@ func envTable(r *Run) table {
 	if !e.Started.IsZero() {
 		rows = append(rows, [2]string{"started", e.Started.UTC().Format(time.RFC3339)})
 	}
+	rows = append(rows, clientSettingsRows(e)...)
 	for _, kv := range rows {
 		t.Rows = append(t.Rows, tableRow{Cells: []cell{{Text: kv[0]}, {Text: kv[1], Class: "text"}}})
 	}

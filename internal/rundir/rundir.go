@@ -100,6 +100,11 @@ type Env struct {
 	// ClientGroups says how the client groups ran when not as goroutines of
 	// the one faultbench process: ClientGroupsProcesses (clients.process).
 	ClientGroups string `json:"client_groups,omitempty"`
+	// ClientSettings are the load client's settings that decide failover
+	// figures (retries, timeouts, consistency levels, etcd's leader
+	// requirement) with their effective values, defaults included, by
+	// property key (docs/output.md; each target's in docs/targets-*.md).
+	ClientSettings map[string]string `json:"client_settings,omitempty"`
 }
 
 // ClientGroupsProcesses is Env.ClientGroups of a run whose client groups

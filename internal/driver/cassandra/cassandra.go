@@ -51,6 +51,8 @@ type Driver struct {
 
 	mu      sync.RWMutex
 	queries map[string]string // statement cache: op + table + fields -> CQL
+
+	settings map[string]string // the effective client settings (ClientSettings)
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -88,7 +90,7 @@ func New(ctx context.Context, p *properties.Properties) (driver.Driver, error) {
 		return nil, outcome.Classified(classOf(err), "connect", fmt.Errorf("cassandra: connecting to %s (port %d): %w", strings.Join(cfg.hosts, ","), cfg.port, err))
 	}
 	d := &Driver{s: s, ks: cfg.keyspace, readCL: cfg.readCL, writeCL: cfg.writeCL,
-		columns: map[string]bool{}, queries: map[string]string{}}
+		columns: map[string]bool{}, queries: map[string]string{}, settings: cfg.clientSettings()}
 	if err := d.prepareTable(ctx, p, cfg); err != nil {
 		s.Close()
 		return nil, err

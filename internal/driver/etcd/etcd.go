@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,7 +60,19 @@ const (
 	// to a member that answers no ping within it is dropped and traffic moves
 	// to the others (Go duration, at least 10s; default 0: off).
 	PropKeepalive = "etcd.keepalive"
+	// PropRequireLeader sends every request with clientv3.WithRequireLeader:
+	// a member that has lost its leader (a partitioned minority) answers at
+	// once with "no leader" (class unavailable), and the client's retry
+	// moves a read to another member, instead of the request waiting at
+	// that member until its deadline (default false: the etcd client's own
+	// default, what an application that does not opt in sees;
+	// docs/targets-etcd.md).
+	PropRequireLeader = "etcd.requireleader"
 )
+
+// defaultMaxRetries is the etcd client's retry limit when
+// MaxUnaryRetries is 0 (clientv3's defaultUnaryMaxRetries).
+const defaultMaxRetries = 100
 
 // mergeAttempts is how often a merge update tries its conditional write
 // before reporting a Conflict.
@@ -73,6 +86,10 @@ type Driver struct {
 	serializable bool
 	overwrite    bool
 	prefix       string // "" means "/" + table + "/"
+	// requireLeader wraps every request's context in
+	// clientv3.WithRequireLeader (etcd.requireleader)
+	requireLeader bool
+	settings      map[string]string // ClientSettings
 
 	closeOnce sync.Once
 	closeErr  error
@@ -89,7 +106,7 @@ func New(ctx context.Context, p *properties.Properties) (driver.Driver, error) {
 
 // PropertyNames returns the driver's property keys.
 func PropertyNames() []string {
-	return []string{PropEndpoints, PropDialTimeout, PropSerializable, PropUpdate, PropPrefix, PropClients, PropMaxRetries, PropFailFast, PropKeepalive}
+	return []string{PropEndpoints, PropDialTimeout, PropSerializable, PropUpdate, PropPrefix, PropClients, PropMaxRetries, PropFailFast, PropKeepalive, PropRequireLeader}
 }
 
 // NewDriver is New returning the concrete type, for callers that want its
@@ -166,8 +183,26 @@ func NewDriver(ctx context.Context, p *properties.Properties) (*Driver, error) {
 	if keepalive != 0 && keepalive < 10*time.Second {
 		return nil, p.Error(PropKeepalive, "must be 0 (off) or at least 10s (gRPC's minimum)")
 	}
+	requireLeader, err := p.Bool(PropRequireLeader, false)
+	if err != nil {
+		return nil, err
+	}
 
-	d := &Driver{endpoints: eps, serializable: serializable, overwrite: mode == "overwrite", prefix: prefix}
+	d := &Driver{endpoints: eps, serializable: serializable, overwrite: mode == "overwrite", prefix: prefix, requireLeader: requireLeader}
+	retries := maxRetries
+	if retries == 0 {
+		retries = defaultMaxRetries
+	}
+	d.settings = map[string]string{
+		PropRequireLeader: strconv.FormatBool(requireLeader),
+		PropSerializable:  strconv.FormatBool(serializable),
+		PropMaxRetries:    strconv.FormatInt(retries, 10),
+		PropFailFast:      strconv.FormatBool(failFast),
+		PropDialTimeout:   dialTimeout.String(),
+		PropKeepalive:     keepalive.String(),
+		PropClients:       strconv.FormatInt(nClients, 10),
+		PropUpdate:        mode,
+	}
 	dialOpts := []grpc.DialOption{
 		// Reconnect to a restarted member within a second, not gRPC's default of up to two minutes.
 		grpc.WithConnectParams(grpc.ConnectParams{
@@ -215,6 +250,27 @@ func failFastInterceptor(ctx context.Context, method string, req, reply any, cc 
 	return invoker(ctx, method, req, reply, cc, append(opts, grpc.WaitForReady(false))...)
 }
 
+// ClientSettings is the optional ability that reports the client settings
+// which decide failover figures (retries, timeouts, consistency, leader
+// requirement) as their effective values, defaults included, by property
+// key; a run records them in env.json's client_settings.
+func (d *Driver) ClientSettings() map[string]string {
+	out := make(map[string]string, len(d.settings))
+	for k, v := range d.settings {
+		out[k] = v
+	}
+	return out
+}
+
+// rctx is the context a request is sent with: ctx, marked to require a
+// leader with etcd.requireleader.
+func (d *Driver) rctx(ctx context.Context) context.Context {
+	if d.requireLeader {
+		return clientv3.WithRequireLeader(ctx)
+	}
+	return ctx
+}
+
 func (d *Driver) cli() *clientv3.Client {
 	if len(d.clients) == 1 {
 		return d.clients[0]
@@ -239,7 +295,7 @@ func (d *Driver) readOpts(more ...clientv3.OpOption) []clientv3.OpOption {
 // Read implements driver.Driver.
 func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
 	k := d.tablePrefix(table) + key
-	resp, err := d.cli().Get(ctx, k, d.readOpts()...)
+	resp, err := d.cli().Get(d.rctx(ctx), k, d.readOpts()...)
 	if err != nil {
 		return nil, classify("read", err)
 	}
@@ -259,7 +315,7 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 // (check.StrongReader).
 func (d *Driver) ReadStrong(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
 	k := d.tablePrefix(table) + key
-	resp, err := d.cli().Get(ctx, k)
+	resp, err := d.cli().Get(d.rctx(ctx), k)
 	if err != nil {
 		return nil, classify("read", err)
 	}
@@ -285,7 +341,7 @@ func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fi
 		return nil, nil
 	}
 	prefix := d.tablePrefix(table)
-	resp, err := d.cli().Get(ctx, prefix+startKey,
+	resp, err := d.cli().Get(d.rctx(ctx), prefix+startKey,
 		d.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix)), clientv3.WithLimit(int64(count)))...)
 	if err != nil {
 		return nil, classify("scan", err)
@@ -303,7 +359,7 @@ func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fi
 
 // Insert implements driver.Driver with one Put (an existing record is replaced).
 func (d *Driver) Insert(ctx context.Context, table, key string, values map[string][]byte) error {
-	_, err := d.cli().Put(ctx, d.tablePrefix(table)+key, string(encodeRecord(values)))
+	_, err := d.cli().Put(d.rctx(ctx), d.tablePrefix(table)+key, string(encodeRecord(values)))
 	return classify("insert", err)
 }
 
@@ -317,6 +373,7 @@ func (d *Driver) Insert(ctx context.Context, table, key string, values map[strin
 func (d *Driver) Update(ctx context.Context, table, key string, values map[string][]byte) error {
 	k := d.tablePrefix(table) + key
 	cli := d.cli()
+	ctx = d.rctx(ctx)
 	if d.overwrite {
 		_, err := cli.Put(ctx, k, string(encodeRecord(values)))
 		return classify("update", err)
@@ -357,7 +414,7 @@ func (d *Driver) Update(ctx context.Context, table, key string, values map[strin
 
 // Delete implements driver.Driver. Deleting a missing record is not an error.
 func (d *Driver) Delete(ctx context.Context, table, key string) error {
-	_, err := d.cli().Delete(ctx, d.tablePrefix(table)+key)
+	_, err := d.cli().Delete(d.rctx(ctx), d.tablePrefix(table)+key)
 	return classify("delete", err)
 }
 

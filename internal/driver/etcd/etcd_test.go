@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
 	"github.com/faultbench/faultbench/internal/driver/etcd"
 	"github.com/faultbench/faultbench/internal/launcher"
 	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
@@ -107,6 +110,7 @@ func TestNewValidatesProperties(t *testing.T) {
 		{[]string{etcd.PropEndpoints, "127.0.0.1:1", etcd.PropSerializable, "maybe"}, etcd.PropSerializable},
 		{[]string{etcd.PropEndpoints, "127.0.0.1:1", etcd.PropMaxRetries, "-1"}, etcd.PropMaxRetries},
 		{[]string{etcd.PropEndpoints, "127.0.0.1:1", etcd.PropKeepalive, "5s"}, "at least 10s"},
+		{[]string{etcd.PropEndpoints, "127.0.0.1:1", etcd.PropRequireLeader, "maybe"}, etcd.PropRequireLeader},
 	} {
 		p := properties.New()
 		for i := 0; i+1 < len(tc.props); i += 2 {
@@ -405,4 +409,111 @@ func TestFaultClasses(t *testing.T) {
 	if _, err := d.Leader(opCtx(t, time.Second)); err == nil {
 		t.Error("Leader() of a dead cluster succeeded")
 	}
+}
+
+// TestRequireLeader isolates one member of a real 3-member cluster (the
+// two others paused: a minority partition) and reads through a driver
+// that knows only that member. With etcd.requireleader the member answers
+// at once that it has no leader (class unavailable, before the deadline);
+// without it the read waits at the member until its deadline (class
+// timeout). The figures of a split depend on this client setting, which
+// is why it is an option recorded in env.json (ClientSettings).
+func TestRequireLeader(t *testing.T) {
+	c, _ := cluster(t)
+	full := newDriver(t, c)
+	if err := full.Insert(opCtx(t, 10*time.Second), "usertable", "k", rec("f", "v")); err != nil {
+		t.Fatal(err)
+	}
+	leader, err := full.Leader(opCtx(t, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lone *launcher.Node
+	for i := range c.Nodes {
+		if c.Nodes[i].Addr != leader {
+			lone = &c.Nodes[i]
+			break
+		}
+	}
+	with := newDriverAt(t, lone.Addr, etcd.PropRequireLeader, "true", etcd.PropMaxRetries, "1")
+	without := newDriverAt(t, lone.Addr, etcd.PropMaxRetries, "1")
+	for _, tc := range []struct {
+		d    *etcd.Driver
+		want string
+	}{{with, "true"}, {without, "false"}} {
+		if got := tc.d.ClientSettings()[etcd.PropRequireLeader]; got != tc.want {
+			t.Errorf("ClientSettings()[%s] = %q, want %q", etcd.PropRequireLeader, got, tc.want)
+		}
+	}
+	if got := without.ClientSettings()[etcd.PropMaxRetries]; got != "1" {
+		t.Errorf("ClientSettings()[%s] = %q, want 1", etcd.PropMaxRetries, got)
+	}
+
+	var paused []int
+	t.Cleanup(func() {
+		for _, pid := range paused {
+			_ = launcher.Signal(pid, syscall.SIGCONT)
+		}
+	})
+	for _, n := range c.Nodes {
+		if n.Name == lone.Name {
+			continue
+		}
+		if err := launcher.Signal(n.PID, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		paused = append(paused, n.PID)
+	}
+	// the member knows it is alone once its election timeout has passed
+	// (check quorum): wait until it reports no leader
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{lone.Addr}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st, err := cli.Status(opCtx(t, 2*time.Second), lone.Addr)
+		if err == nil && st.Leader == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still sees a leader a minute after the others were paused: %v %v", lone.Name, st, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	t.Run("with require-leader the read fails fast", func(t *testing.T) {
+		ctx := opCtx(t, 20*time.Second)
+		_, err := with.Read(ctx, "usertable", "k", nil)
+		if outcome.ClassOf(err) != outcome.Unavailable || ctx.Err() != nil {
+			t.Errorf("read at a member without leader: %v (class %s, deadline passed: %v), want unavailable before the deadline", err, outcome.ClassOf(err), ctx.Err() != nil)
+		}
+	})
+	t.Run("without require-leader the read waits for its deadline", func(t *testing.T) {
+		// a lower bound only: a loaded machine makes the wait longer,
+		// never shorter (the server may end the call at the deadline a
+		// moment before the local context says so)
+		start := time.Now()
+		_, err := without.Read(opCtx(t, 3*time.Second), "usertable", "k", nil)
+		if took := time.Since(start); outcome.ClassOf(err) != outcome.Timeout || took < 2500*time.Millisecond {
+			t.Errorf("read at a member without leader: %v (class %s) after %v, want a timeout at the 3 s deadline", err, outcome.ClassOf(err), took)
+		}
+	})
+}
+
+// newDriverAt is newDriver with one endpoint.
+func newDriverAt(t *testing.T, ep string, props ...string) *etcd.Driver {
+	t.Helper()
+	p := properties.New()
+	p.Set(etcd.PropEndpoints, ep)
+	for i := 0; i+1 < len(props); i += 2 {
+		p.Set(props[i], props[i+1])
+	}
+	d, err := etcd.NewDriver(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
 }

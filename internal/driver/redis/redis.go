@@ -44,6 +44,8 @@ type Driver struct {
 	reload  *reloader // nil in standalone mode
 	index   atomic.Pointer[indexName]
 	addr    string // the server used in standalone mode, or the seed list
+	// settings are the effective client settings (ClientSettings)
+	settings map[string]string
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -61,7 +63,7 @@ func New(ctx context.Context, p *properties.Properties) (driver.Driver, error) {
 	}
 	ctx, cancel := boundCtx(ctx, 10*time.Second)
 	defer cancel()
-	d := &Driver{wait: cfg.wait, waitTO: cfg.waitTimeout}
+	d := &Driver{wait: cfg.wait, waitTO: cfg.waitTimeout, settings: cfg.clientSettings()}
 	if cfg.mode == ModeCluster {
 		d.cluster = goredis.NewClusterClient(clusterOptions(cfg))
 		d.c = d.cluster

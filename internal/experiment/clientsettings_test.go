@@ -1,0 +1,44 @@
+package experiment
+
+import (
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/driver"
+	"github.com/faultbench/faultbench/internal/runner"
+)
+
+// noSettingsDriver is a driver without the ClientSettings ability.
+type noSettingsDriver struct{ driver.Driver }
+
+// settingsDriver is a driver with the ClientSettings ability.
+type settingsDriver struct{ driver.Driver }
+
+func (settingsDriver) ClientSettings() map[string]string {
+	return map[string]string{"mem.requireleader": "true"}
+}
+
+func TestClientSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		prep *Prepared
+		want map[string]string
+	}{
+		{"driver without the ability: the harness's timeout, defaulted", &Prepared{Driver: noSettingsDriver{}},
+			map[string]string{"optimeout": "10s"}},
+		{"driver with the ability", &Prepared{Driver: settingsDriver{}, Settings: Settings{Runner: runner.Config{OpTimeout: 2 * time.Second}}},
+			map[string]string{"optimeout": "2s", "mem.requireleader": "true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := clientSettings(tc.prep)
+			if len(got) != len(tc.want) {
+				t.Errorf("clientSettings = %v, want %v", got, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s = %q, want %q", k, got[k], v)
+				}
+			}
+		})
+	}
+}

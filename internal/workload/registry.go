@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/workload/appendset"
 	"github.com/faultbench/faultbench/internal/workload/listappend"
 	"github.com/faultbench/faultbench/internal/workload/program"
 	"github.com/faultbench/faultbench/internal/workload/register"
@@ -78,6 +79,8 @@ func Entries() []Entry {
 			Kind: register.Kind{}},
 		{Name: listappend.Name, Doc: "transactions of appends of unique values to lists and reads of whole lists on a few contended keys, every transaction recorded, for the check isolation (docs/checks.md)",
 			Kind: listappend.Kind{}},
+		{Name: "appendset", Doc: "appends of unique values to a few lists (Redis RPUSH), every operation recorded, with the check lost-appends over a final read of every list (docs/checks.md)",
+			Kind: appendset.Kind{}},
 	}
 }
 

@@ -29,10 +29,10 @@ func TestBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(reg.Names(), " "); got != "core list-append register tpcc" {
+	if got := strings.Join(reg.Names(), " "); got != "appendset core list-append register tpcc" {
 		t.Errorf("Names() = %q", got)
 	}
-	if got := strings.Join(reg.CheckNames(), " "); got != "linearizable tpcc-consistency" {
+	if got := strings.Join(reg.CheckNames(), " "); got != "linearizable lost-appends tpcc-consistency" {
 		t.Errorf("CheckNames() = %q", got)
 	}
 	if e, ok := reg.CheckOwner("tpcc-consistency"); !ok || e.Name != "tpcc" {

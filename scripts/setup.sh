@@ -2,6 +2,9 @@
 # setup.sh — install what faultbench's targets and tools need, idempotently.
 #
 #   scripts/setup.sh                      everything: redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh
+#                                         (make test)
+#   scripts/setup.sh --only demo          what `make demo` needs: Go alone (the demo's etcd members run inside
+#                                         the faultbench binary); installs no system package, touches no service
 #   scripts/setup.sh --only redis         redis-server and redis-cli (Debian's redis-server, redis-tools)
 #   scripts/setup.sh --only postgres      PostgreSQL 15 and pg_auto_failover 2.0 (postgresql-15,
 #                                         postgresql-15-auto-failover, pg-auto-failover-cli)
@@ -44,8 +47,8 @@ die() {
 	exit 1
 }
 
-usage() {
-	sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+usage() { # the comment at the top of this file
+	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 }
 
 # as_root runs a command as root: directly, or through sudo.
@@ -262,6 +265,13 @@ EOF_POM
 	rm -rf "$tmp"
 }
 
+# setup_demo checks what make demo needs: the go command (the build then
+# downloads the modules it needs). etcd is compiled into the faultbench
+# binary, which runs the demo's members itself (faultbench node etcd).
+setup_demo() {
+	command -v go >/dev/null 2>&1 || die "go not found on PATH: install Go first (https://go.dev/doc/install); the demo needs nothing else"
+}
+
 setup_staticcheck() {
 	command -v go >/dev/null 2>&1 || die "go not found on PATH: install Go first"
 	local gopath
@@ -309,7 +319,7 @@ only=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--only)
-		[ $# -ge 2 ] || die "--only needs one of: redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh"
+		[ $# -ge 2 ] || die "--only needs one of: demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh"
 		only=$2
 		shift 2
 		;;
@@ -338,6 +348,7 @@ case "$only" in
 	setup_sysbench
 	setup_ssh
 	;;
+demo) setup_demo ;;
 redis) setup_redis ;;
 postgres) setup_postgres ;;
 galera) setup_galera ;;
@@ -346,5 +357,5 @@ staticcheck) setup_staticcheck ;;
 chromium) setup_chromium ;;
 sysbench) setup_sysbench ;;
 ssh) setup_ssh ;;
-*) die "--only $only: want redis, postgres, galera, cassandra, staticcheck, chromium, sysbench or ssh" ;;
+*) die "--only $only: want demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench or ssh" ;;
 esac

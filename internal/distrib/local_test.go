@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -69,11 +70,33 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := stopSharedRedis(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
 }
 
-// startRedis starts a standalone redis-server for the test and loads
-// records keys into it.
+// sharedRedis is the package's one standalone redis-server, loaded once
+// with redisRecords records and shared by the tests that need one (they
+// only read and update): starting and loading it per test cost each of
+// them a redis start and a load phase with its report. TestMain stops it
+// after the tests.
+var sharedRedis struct {
+	once sync.Once
+	dir  string
+	cl   *launcher.Cluster
+	p    *properties.Properties
+	err  error
+}
+
+// redisRecords is the number of records the shared redis-server holds.
+const redisRecords = 600
+
+// startRedis returns the redis target and properties for the shared
+// redis-server (started on first use), with recordcount records (at most
+// redisRecords), skipping under -short and without redis-server.
 func startRedis(t *testing.T, records int) (*targets.Target, *properties.Properties) {
 	t.Helper()
 	if testing.Short() {
@@ -82,37 +105,68 @@ func startRedis(t *testing.T, records int) (*targets.Target, *properties.Propert
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server is not on PATH")
 	}
+	if records > redisRecords {
+		t.Fatalf("the shared redis-server holds %d records, not %d", redisRecords, records)
+	}
+	s := &sharedRedis
+	s.once.Do(func() { s.err = startSharedRedis() })
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	tgt, _ := targets.Builtin().Get("redis")
+	p := s.p.Clone()
+	p.Set("recordcount", strconv.Itoa(records))
+	return tgt, p
+}
+
+// startSharedRedis starts sharedRedis's server and loads it.
+func startSharedRedis() error {
+	s := &sharedRedis
+	var err error
+	if s.dir, err = os.MkdirTemp("", "distrib-redis-"); err != nil {
+		return err
+	}
 	env, err := launcher.NewEnv()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl, err := redis.StandaloneLauncher{}.Up(ctx, env, launcher.Spec{Name: "distrib-procs-test", Nodes: 1, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("redis Up: %v", err)
+	if s.cl, err = (redis.StandaloneLauncher{}).Up(ctx, env, launcher.Spec{Name: "distrib-procs-test", Nodes: 1, Dir: filepath.Join(s.dir, "redis")}); err != nil {
+		return fmt.Errorf("redis Up: %w", err)
 	}
-	t.Cleanup(func() {
-		if err := launcher.Down(context.Background(), cl, 5*time.Second); err != nil {
-			t.Errorf("redis Down: %v", err)
-		}
-	})
 	reg := targets.Builtin()
 	tgt, _ := reg.Get("redis")
 	p := properties.New()
 	for k, v := range map[string]string{
-		"recordcount": strconv.Itoa(records), "fieldcount": "2", "fieldlength": "20", "threadcount": "4",
+		"recordcount": strconv.Itoa(redisRecords), "fieldcount": "2", "fieldlength": "20", "threadcount": "4",
 		"readproportion": "0.5", "updateproportion": "0.5", "insertproportion": "0", "requestdistribution": "uniform",
 	} {
 		p.Set(k, v)
 	}
-	tgt.ConnectTo(p, cl)
-	lp := p.Clone()
-	if _, err := experiment.Run(ctx, experiment.Spec{Target: "redis", Phase: runner.Load, Props: lp, RunsDir: t.TempDir(), Quiet: true,
-		StateDir: t.TempDir(), Targets: reg}); err != nil {
-		t.Fatalf("load: %v", err)
+	tgt.ConnectTo(p, s.cl)
+	if _, err := experiment.Run(ctx, experiment.Spec{Target: "redis", Phase: runner.Load, Props: p.Clone(), RunsDir: filepath.Join(s.dir, "runs"), Quiet: true,
+		StateDir: filepath.Join(s.dir, "state"), Targets: reg}); err != nil {
+		return fmt.Errorf("load: %w", err)
 	}
-	return tgt, p
+	s.p = p
+	return nil
+}
+
+// stopSharedRedis stops the shared redis-server, if it was started, and
+// removes its directory.
+func stopSharedRedis() error {
+	s := &sharedRedis
+	var err error
+	if s.cl != nil {
+		if err = launcher.Down(context.Background(), s.cl, 5*time.Second); err != nil {
+			err = fmt.Errorf("redis Down: %w", err)
+		}
+	}
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+	}
+	return err
 }
 
 // workerChildren returns the pids of this process's children that run

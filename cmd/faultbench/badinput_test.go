@@ -153,6 +153,7 @@ func TestBadInputFirstLine(t *testing.T) {
 		// report
 		{"report on a run interrupted in its load phase", []string{"report", loadInterrupted}, 1, "faultbench: " + loadInterrupted + " has no measured run: it was interrupted in its load phase; that phase's measurements are in " + filepath.Join(loadInterrupted, "load")},
 		{"report without a directory", []string{"report"}, 2, "faultbench: report needs at least one RUN_DIR"},
+		{"verdict table of a run without verdicts", []string{"report", "--verdict-table", testRuns[0]}, 1, "faultbench: verdict table: " + testRuns[0] + ": no checker's verdict"},
 		// what succeeds prints what it should, once
 		{"dry run", []string{"scenario", "--dry-run", good}, 0, "scenario t (" + good + "): valid; dry run, nothing started"},
 		{"cluster status of nothing", []string{"cluster", "status"}, 0, "no cluster is running"},

@@ -14,17 +14,26 @@ import (
 )
 
 const reportExamples = `  faultbench report runs/20261122T025454Z-etcd-kill-pause
-  faultbench report runs/*-demo`
+  faultbench report runs/*-demo
+  faultbench report --verdict-table runs/*-isolation-* -o docs/results/isolation-table.md`
 
 // reportCmd implements `report RUN_DIR...`.
 func (a *app) reportCmd(ctx context.Context, args []string) error {
-	fs := a.newFlags("report", "report RUN_DIR...\n\nRe-renders RUN_DIR/report.html (one self-contained file: charts as inline\nSVG, no network) and RUN_DIR/plots/*.png from the files of a run directory:\nwindows.csv, events.jsonl, summary.json, clients.csv, env.json and the\nresolved scenario. Works on runs that were killed halfway. On a UPB run\ndirectory (faultbench upb) it draws the UPB report: Tables IV-X and the\nprobe curves; on a sweep directory (faultbench sweep) the scaling curve.\nSee docs/reports.md, docs/upb.md and docs/sweeps.md.", reportExamples)
+	fs := a.newFlags("report", "report RUN_DIR...\nreport --verdict-table [-o FILE] RUN_DIR...\n\nRe-renders RUN_DIR/report.html (one self-contained file: charts as inline\nSVG, no network) and RUN_DIR/plots/*.png from the files of a run directory:\nwindows.csv, events.jsonl, summary.json, clients.csv, env.json and the\nresolved scenario. Works on runs that were killed halfway. On a UPB run\ndirectory (faultbench upb) it draws the UPB report: Tables IV-X and the\nprobe curves; on a sweep directory (faultbench sweep) the scaling curve.\n\nWith --verdict-table it draws no report: it writes the results table of the\nhistory checkers' verdicts over the runs as Markdown (a row per run and\nchecker: target, isolation level, faults, checker and model, verdict,\nanomalies found by name and count, transactions checked, checker time),\nfor a docs/results page. Every RUN_DIR must have a verdict (summary.json\nchecks or checks/<checker>.json from faultbench check).\nSee docs/reports.md, docs/upb.md and docs/sweeps.md.", reportExamples)
+	verdictTable := fs.Bool("verdict-table", false, "write the checkers' verdicts of the runs as a Markdown results table instead of drawing reports")
+	output := fs.String("o", "", "with --verdict-table: write the table to `file` instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
 		return usagef("report needs at least one RUN_DIR")
+	}
+	if *output != "" && !*verdictTable {
+		return usagef("report: -o is for --verdict-table (a report is written into its run directory)")
+	}
+	if *verdictTable {
+		return a.verdictTable(ctx, uniqueRuns(pos, a.stderr), *output)
 	}
 	for _, dir := range pos {
 		out, err := report.RenderDir(ctx, dir, upb.DirKind())
@@ -33,6 +42,24 @@ func (a *app) reportCmd(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(a.stdout, "report: %s (%d plots in %s)\n", out.HTML, len(out.Plots), filepath.Join(dir, report.PlotsDir))
 	}
+	return nil
+}
+
+// verdictTable writes the verdict table of dirs to output ("" = standard
+// output); a file is not left half-written.
+func (a *app) verdictTable(ctx context.Context, dirs []string, output string) error {
+	var b strings.Builder
+	if err := report.WriteVerdictTable(ctx, &b, dirs); err != nil {
+		return err
+	}
+	if output == "" {
+		_, err := io.WriteString(a.stdout, b.String())
+		return err
+	}
+	if err := os.WriteFile(output, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "verdict table: %s\n", output)
 	return nil
 }
 

@@ -51,6 +51,15 @@ func copyDir(t *testing.T, src string) string {
 func TestReportAndCompareCommands(t *testing.T) {
 	run := copyDir(t, testRuns[0])
 	outFile := filepath.Join(t.TempDir(), "cmp.html")
+	// a run checked after the fact: checks/isolation.json, a false verdict
+	checked := copyDir(t, testRuns[1])
+	if err := os.MkdirAll(filepath.Join(checked, "checks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(checked, "checks", "isolation.json"), []byte(`{"checker":"isolation","model":"serializable","valid":false,"operations":40,"anomaly_counts":{"G2-item":2},"elapsed_ms":5}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tableFile := filepath.Join(t.TempDir(), "table.md")
 	tests := []struct {
 		name string
 		args []string
@@ -64,6 +73,12 @@ func TestReportAndCompareCommands(t *testing.T) {
 			[]string{filepath.Join(run, "report.html"), filepath.Join(run, "plots", "overview.png"), filepath.Join(run, "plots", "fault-1.png")}},
 		{"report of nothing", []string{"report", t.TempDir()}, 1, "not a readable run directory", nil},
 		{"report without a directory", []string{"report"}, 2, "at least one RUN_DIR", nil},
+		{"report help names the verdict table", []string{"report", "--help"}, 0, "--verdict-table", nil},
+		{"verdict table", []string{"report", "--verdict-table", checked}, 0, "| isolation (serializable) | FAIL | G2-item 2 | 40 |", nil},
+		{"verdict table to a file", []string{"report", "--verdict-table", "-o", tableFile, checked}, 0, "verdict table: " + tableFile, []string{tableFile}},
+		{"verdict table of a run without verdicts", []string{"report", "--verdict-table", checked, run}, 1, run + ": no checker's verdict", nil},
+		{"verdict table of nothing", []string{"report", "--verdict-table"}, 2, "at least one RUN_DIR", nil},
+		{"-o without the verdict table", []string{"report", "-o", tableFile, run}, 2, "-o is for --verdict-table", nil},
 		{"compare text", append([]string{"compare"}, testRuns...), 0, "  downtime (ms)", nil},
 		{"compare md", append([]string{"compare", "--format", "md"}, testRuns...), 0, "|:---|", nil},
 		{"compare csv", append([]string{"compare", "--format", "csv"}, testRuns...), 0, "section,group,metric,", nil},

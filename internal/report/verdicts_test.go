@@ -423,3 +423,84 @@ func TestScenarioSummaryVerdicts(t *testing.T) {
 		t.Errorf("linearizable printed %d times", strings.Count(text, "linearizable check:"))
 	}
 }
+
+// setIsolation writes isolation into the run directory's env.json, as a
+// run with sqldb.isolation records it.
+func setIsolation(t testing.TB, dir, level string) {
+	t.Helper()
+	p := filepath.Join(dir, "env.json")
+	var env map[string]json.RawMessage
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatal(err)
+	}
+	env["isolation"], _ = json.Marshal(level)
+	b, _ = json.Marshal(env)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVerdictTable renders the results table of issue 24 from two runs
+// (golden testdata/verdicts/table.md): a row per run and checker, the
+// failed isolation verdict naming its anomalies and never PASS, the
+// unknown one not judged, sorted by target, isolation level and fault.
+func TestVerdictTable(t *testing.T) {
+	a := withVerdicts(t, runKillPause, "isolation-false", "linearizable-unknown")
+	setIsolation(t, a, "repeatable-read")
+	b := withVerdicts(t, runPauseLeader, "isolation-true")
+	var buf bytes.Buffer
+	if err := WriteVerdictTable(context.Background(), &buf, []string{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	golden := filepath.Join(verdictFixtures, "table.md")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("table differs from %s (run with -update if intended):\n%s", golden, firstDiff(got, string(want)))
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if strings.Contains(l, "G-single 3") && strings.Contains(l, "PASS") || strings.Contains(l, "undecided") && strings.Contains(l, "| PASS") {
+			t.Errorf("a failed or unknown verdict reads PASS: %s", l)
+		}
+	}
+}
+
+// TestVerdictTableErrors is the wrong input of the verdict table: no
+// directories, a directory that is not a run, a run without verdicts.
+func TestVerdictTableErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		dirs []string
+		want string
+	}{
+		{"no directories", nil, "no run directories"},
+		{"missing directory", []string{filepath.Join(t.TempDir(), "nope")}, "run directory"},
+		{"not a run", []string{t.TempDir()}, "not a readable run directory"},
+		{"no verdicts", []string{copyRun(t, runYCSB)}, "no checker's verdict"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			err := WriteVerdictTable(context.Background(), &buf, tc.dirs)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+			if buf.Len() > 0 {
+				t.Errorf("wrote %q on an error", buf.String())
+			}
+		})
+	}
+}

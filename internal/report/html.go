@@ -407,7 +407,7 @@ func cards(r *Run) []card {
 		}
 	}
 	for _, vv := range verdictViews(r) {
-		c := card{Label: vv.Checker + " check", Value: vv.Word}
+		c := card{Label: vv.Checker + " verdict", Value: vv.Word}
 		switch vv.Class {
 		case "pass":
 			c.Class = "good"

@@ -210,7 +210,7 @@ func notJudgedShort(v *verdict.Verdict) string {
 // (verdict.Line) after its word, and why it was not judged.
 func VerdictLine(v *verdict.Verdict) string {
 	word, _ := validWord(v.Valid)
-	s := fmt.Sprintf("%s check: %s — %s", v.Checker, word, v.Line())
+	s := fmt.Sprintf("%s verdict: %s — %s", v.Checker, word, v.Line())
 	if why := notJudgedWhy(v); why != "" {
 		s += " — not judged: " + why
 	}
@@ -426,7 +426,7 @@ func fileLink(r *Run, path string) cell {
 func verdictRows(runs []source) []metricRow {
 	var rows []metricRow
 	for _, name := range slices.Sorted(maps.Keys(verdictNames(runs))) {
-		rows = append(rows, metricRow{Section: sectionVerdicts, Label: name + " check",
+		rows = append(rows, metricRow{Section: sectionVerdicts, Label: name + " verdict",
 			Cell: func(s *source) string {
 				if v := s.Verdicts[name]; v != nil {
 					return verdictCell(v)

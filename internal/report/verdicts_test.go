@@ -186,7 +186,7 @@ func TestVerdictRendering(t *testing.T) {
 			if !strings.Contains(sec, `<h3 id="verdict-`+tc.checker+`">`+tc.checker+`: <span class="`) || !strings.Contains(sec, ">"+tc.word+"</span></h3>") {
 				t.Errorf("section heading does not read %s", tc.word)
 			}
-			card := cardOf(html, tc.checker+" check")
+			card := cardOf(html, tc.checker+" verdict")
 			if !strings.Contains(card, ">"+tc.word+"<") {
 				t.Errorf("card %q does not read %s", card, tc.word)
 			}
@@ -314,10 +314,10 @@ func TestVerdictWords(t *testing.T) {
 		cell     string
 		lineHead string
 	}{
-		{"isolation-false", "FAIL: G-single 3, G2-item 1", "isolation check: FAIL — isolation (serializable): valid=false, 4000 operations; anomalies: G-single 3, G2-item 1"},
-		{"linearizable-unknown", "NOT JUDGED (2 undecided)", "linearizable check: NOT JUDGED — linearizable (register): valid=unknown, 500 operations; 2 undecided — not judged: 2 undecided"},
-		{"bank-empty", "NOT JUDGED (no operations)", "bank check: NOT JUDGED — bank: valid=unknown, 0 operations — not judged: no operations were checked"},
-		{"set-true", "PASS: stale-read 2 (allowed)", "set check: PASS — set: valid=true, 2500 operations; anomalies: stale-read 2 (allowed)"},
+		{"isolation-false", "FAIL: G-single 3, G2-item 1", "isolation verdict: FAIL — isolation (serializable): valid=false, 4000 operations; anomalies: G-single 3, G2-item 1"},
+		{"linearizable-unknown", "NOT JUDGED (2 undecided)", "linearizable verdict: NOT JUDGED — linearizable (register): valid=unknown, 500 operations; 2 undecided — not judged: 2 undecided"},
+		{"bank-empty", "NOT JUDGED (no operations)", "bank verdict: NOT JUDGED — bank: valid=unknown, 0 operations — not judged: no operations were checked"},
+		{"set-true", "PASS: stale-read 2 (allowed)", "set verdict: PASS — set: valid=true, 2500 operations; anomalies: stale-read 2 (allowed)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.fixture, func(t *testing.T) {
@@ -359,7 +359,7 @@ func TestCompareVerdicts(t *testing.T) {
 			// the verdict rows and the section's heading, golden
 			var got strings.Builder
 			for _, l := range strings.Split(buf.String(), "\n") {
-				if strings.Contains(l, "verdicts") || strings.Contains(l, " check ") {
+				if strings.Contains(l, "verdicts") || strings.Contains(l, " check ") || strings.Contains(l, " verdict ") {
 					got.WriteString(l + "\n")
 				}
 			}
@@ -384,8 +384,8 @@ func TestCompareVerdicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := buf.String()
-	for _, w := range []string{`<td colspan="3">verdicts</td>`, "<td>isolation check</td><td>FAIL: G-single 3, G2-item 1</td><td>PASS</td>",
-		"<td>linearizable check</td><td>-</td><td>NOT JUDGED (2 undecided)</td>"} {
+	for _, w := range []string{`<td colspan="3">verdicts</td>`, "<td>isolation verdict</td><td>FAIL: G-single 3, G2-item 1</td><td>PASS</td>",
+		"<td>linearizable verdict</td><td>-</td><td>NOT JUDGED (2 undecided)</td>"} {
 		if !strings.Contains(html, w) {
 			t.Errorf("compare HTML lacks %q", w)
 		}
@@ -410,17 +410,17 @@ func TestScenarioSummaryVerdicts(t *testing.T) {
 	WriteScenarioSummary(&out, &sum, nil)
 	text := out.String()
 	for _, w := range []string{
-		"\nisolation check: FAIL — isolation (serializable): valid=false, 4000 operations; anomalies: G-single 3, G2-item 1\n",
-		"\nlinearizable check: NOT JUDGED — linearizable (register): valid=unknown, 500 operations; 2 undecided — not judged: 2 undecided",
-		"\nset check: PASS — set: valid=true, 2500 operations; anomalies: stale-read 2 (allowed)\n",
+		"\nisolation verdict: FAIL — isolation (serializable): valid=false, 4000 operations; anomalies: G-single 3, G2-item 1\n",
+		"\nlinearizable verdict: NOT JUDGED — linearizable (register): valid=unknown, 500 operations; 2 undecided — not judged: 2 undecided",
+		"\nset verdict: PASS — set: valid=true, 2500 operations; anomalies: stale-read 2 (allowed)\n",
 		"\ntpcc-consistency check: PASS\n",
 	} {
 		if !strings.Contains(text, w) {
 			t.Errorf("summary lacks %q:\n%s", w, text)
 		}
 	}
-	if strings.Count(text, "linearizable check:") != 1 {
-		t.Errorf("linearizable printed %d times", strings.Count(text, "linearizable check:"))
+	if n, m := strings.Count(text, "linearizable verdict:"), strings.Count(text, "linearizable check:"); n != 1 || m != 0 {
+		t.Errorf("linearizable printed as a verdict %d times and as a workload check %d times, want once and never", n, m)
 	}
 }
 

@@ -35,6 +35,10 @@ type Step struct {
 	// parameter is checked against the kind's declaration
 	// (Registry.CheckParams).
 	Params map[string]string
+	// Concurrent injects the fault while earlier ones still hold: Run does
+	// not wait for a healthy cluster before it (a chaos cycle's second and
+	// later faults).
+	Concurrent bool
 	// Values are all the step's parameters, checked and parsed to their
 	// types. The executor sets them, and the fields above from them,
 	// before ConfigureStep.
@@ -276,7 +280,7 @@ const lateNote = time.Second
 // Run executes sched: step i fires at start+sched[i].At (or right after the
 // previous step if that took longer). Before a fault that breaks something it
 // waits, at most HealthTimeout, until the cluster is healthy; before a repair
-// (start, resume) it does not. It then resolves the step's selector
+// (start, resume) or a Concurrent step it does not. It then resolves the step's selector
 // (refreshing roles first for role selectors, random and any:N), binds "as",
 // and runs Prepare, Inject and WaitEffective (each bounded by HealthTimeout),
 // saving the state after Inject and at the end of the step.
@@ -337,7 +341,7 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 			continue
 		}
 		detail = st.detail() // with the parameters as configured
-		if !IsRepair(f) {
+		if !IsRepair(f) && !st.Concurrent {
 			if err := t.WaitHealthy(ctx, fmt.Sprintf("before %s", detail)); err != nil {
 				if ctx.Err() == nil {
 					t.emitFault(event.FaultError, k, "", fmt.Sprintf("%s: %v; injecting anyway", detail, err), label)

@@ -38,8 +38,12 @@ type Scenario struct {
 	UPB         *UPB     `yaml:"upb,omitempty"`    // the Under Pressure Benchmark's parameters (faultbench upb)
 	Sweep       *Sweep   `yaml:"sweep,omitempty"`  // a scalability sweep, SB1/SB2/SB3 (faultbench sweep)
 	Trials      *Trials  `yaml:"trials,omitempty"` // repeat the scenario N times (faultbench scenario --trials)
+	// Chaos is chaos mode: cycles of random faults drawn from the run's
+	// seed (Draw turns it into schedule steps; docs/scenarios.md).
+	Chaos *Chaos `yaml:"chaos,omitempty"`
 
-	src sources // where each field was written (file:line or --set), for messages
+	src   sources // where each field was written (file:line or --set), for messages
+	chaos *Chaos  // the chaos section Draw turned into steps (ChaosSpec)
 }
 
 // Target says which database and how big a cluster.
@@ -122,12 +126,16 @@ type Step struct {
 	// Params are the parameters of other fault kinds, by name
 	// (docs/faults.md); each kind declares its own.
 	Params map[string]string `yaml:"params,omitempty"`
+	// Concurrent injects the fault while earlier ones still hold: the step
+	// does not wait for a healthy cluster first (chaos mode's second and
+	// later faults of a cycle).
+	Concurrent bool `yaml:"concurrent,omitempty"`
 }
 
 // FaultStep returns the step as the fault package runs it.
 func (st Step) FaultStep() fault.Step {
 	fs := fault.Step{At: st.At.D(), Action: fault.Action(st.Fault), Node: st.Node, As: st.As, Label: st.Label, Hold: st.Hold.D(),
-		Count: st.Count, Streaming: st.Streaming, NoBootstrap: st.Bootstrap != nil && !*st.Bootstrap}
+		Count: st.Count, Streaming: st.Streaming, NoBootstrap: st.Bootstrap != nil && !*st.Bootstrap, Concurrent: st.Concurrent}
 	if len(st.Params) > 0 || (st.Bootstrap != nil && *st.Bootstrap) {
 		fs.Params = make(map[string]string, len(st.Params)+1)
 		for k, v := range st.Params {
@@ -591,6 +599,9 @@ func (s *Scenario) validate(reg *workload.Registry) error {
 	}
 	if s.Trials != nil {
 		errs = append(errs, s.Trials.validate()...)
+	}
+	if s.Chaos != nil {
+		errs = append(errs, s.Chaos.validate(freg, s.Load.Duration.D())...)
 	}
 	return errors.Join(errs...)
 }

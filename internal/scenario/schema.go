@@ -18,6 +18,7 @@ var (
 	durationType = reflect.TypeOf(Duration(0))
 	rateType     = reflect.TypeOf(Rate{})
 	windowType   = reflect.TypeOf(TimeWindow{})
+	intRangeType = reflect.TypeOf(IntRange{})
 	scheduleType = reflect.TypeOf(Schedule{})
 	stepsType    = reflect.TypeOf([]Step(nil))
 	failoverType = reflect.TypeOf(Failover{})
@@ -25,7 +26,7 @@ var (
 
 // isScalar reports whether t is written as one YAML scalar.
 func isScalar(t reflect.Type) bool {
-	if t == durationType || t == rateType || t == windowType {
+	if t == durationType || t == rateType || t == windowType || t == intRangeType {
 		return true
 	}
 	switch t.Kind() {

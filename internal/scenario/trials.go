@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"time"
 
@@ -131,6 +132,9 @@ func (w TimeWindow) draw(rng *rand.Rand) TimeWindow {
 // Randomised reports whether the scenario draws anything per run: a fault
 // time written as a window.
 func (s *Scenario) Randomised() bool {
+	if s.Chaos != nil {
+		return true
+	}
 	if f := s.Schedule.Failover; f != nil && f.Steady.IsWindow() {
 		return true
 	}
@@ -163,7 +167,26 @@ func (s *Scenario) Draw(seed uint64) []time.Duration {
 		s.Schedule.Steps[i].At = s.Schedule.Steps[i].At.draw(rng)
 		drawn = append(drawn, s.Schedule.Steps[i].At.D())
 	}
+	if c := s.Chaos; c != nil {
+		// the chaos cycles become steps; the section goes, so the
+		// resolved scenario states the faults drawn, and running it again
+		// runs those (ChaosSpec keeps the section for the record)
+		if steps, err := c.ChaosSteps(seed, nil, s.Load.Duration.D()); err == nil {
+			s.Schedule.Steps = append(s.Schedule.Steps, steps...)
+			sort.SliceStable(s.Schedule.Steps, func(i, j int) bool { return s.Schedule.Steps[i].At.From < s.Schedule.Steps[j].At.From })
+		}
+		s.chaos, s.Chaos = c, nil
+	}
 	return drawn
+}
+
+// ChaosSpec returns the chaos section the scenario had before Draw turned
+// it into steps (nil for a scenario without chaos).
+func (s *Scenario) ChaosSpec() *Chaos {
+	if s.Chaos != nil {
+		return s.Chaos
+	}
+	return s.chaos
 }
 
 // Clone returns a deep copy of the scenario (each trial draws on its own).
@@ -184,6 +207,9 @@ func (s *Scenario) Clone() (*Scenario, error) {
 // out: the failover shorthand's steady + down + after, else 30 s after the
 // last step (at least 60 s); a window counts with its end.
 func (s *Scenario) derivedDuration() Duration {
+	if c := s.Chaos; c != nil && c.Cycles > 0 {
+		return Duration(c.ChaosDuration())
+	}
 	if f := s.Schedule.Failover; f != nil {
 		return Duration(f.Steady.Latest()) + f.Down + f.After
 	}

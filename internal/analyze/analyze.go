@@ -112,6 +112,9 @@ type Params struct {
 	// pre-fault throughput on SteadySample samples, beyond what the
 	// samples' operation counts explain, exceeds it. Default 0.05.
 	NoisyCV float64
+	// Chaos asks for the chaos analysis (Report.Chaos): the faults grouped
+	// into cycles and each figure's distribution per fault kind.
+	Chaos bool
 }
 
 // Histograms are per-window latency histograms (measure.HistLogs).
@@ -208,6 +211,10 @@ type Report struct {
 	Noisy        bool           `json:"noisy,omitempty"`
 	NoisyReasons []string       `json:"noisy_reasons,omitempty"`
 	Faults       []FaultMetrics `json:"faults"`
+	// Chaos is the analysis of a chaos run (Params.Chaos): cycles and per
+	// fault kind the distribution of downtime, longest gap, time to first
+	// success and time back under the latency target.
+	Chaos *ChaosReport `json:"chaos,omitempty"`
 	// Elasticity holds the metrics of every scaling action (add-node,
 	// remove-node) of the run, in time order.
 	Elasticity []ScalingMetrics `json:"elasticity,omitempty"`
@@ -413,6 +420,9 @@ func Analyze(windows []measure.WindowRow, evs []event.Event, p Params) (*Report,
 
 	for _, f := range faults {
 		rep.Faults = append(rep.Faults, a.fault(f))
+	}
+	if p.Chaos {
+		rep.Chaos = a.chaos(faults)
 	}
 	rep.Elasticity = a.elasticity(evs)
 	rep.Phases = a.phases(faults, cut)

@@ -83,6 +83,9 @@ func writePlan(w io.Writer, r *scenarioRun, wl *workload.Workload) {
 	row("3. measured run", "warm-up %s, then %s at %s with %d threads; windows of %s, operation timeout %s",
 		ld.Warmup.D(), ld.Duration.D(), rate, ld.Threads, ld.Window.D(), ld.OpTimeout.D())
 	t := ld.Warmup.D()
+	if r.chaos != nil {
+		row("", "  chaos (seed %d): %s; the cycles drawn:", r.seed, r.chaos)
+	}
 	for _, st := range r.steps {
 		row("", "  t=%-8s %s", (t + st.At).String(), st.String())
 	}

@@ -57,6 +57,7 @@ type scenarioRun struct {
 	drawn    []time.Duration     // the fault times drawn from windows
 	draws    bool                // the scenario draws anything (a window or random-of)
 	env      rundir.Env          // env.json as written (rewritten with the client settings)
+	chaos    *scenario.Chaos     // the chaos section the steps were drawn from; nil without
 }
 
 // newScenarioRun resolves the scenario against its target and validates
@@ -79,9 +80,13 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 		if sc.Trials != nil && sc.Trials.Seed != 0 {
 			seed = sc.Trials.Seed
 		}
+		if sc.Chaos != nil && sc.Chaos.Seed != 0 {
+			seed = sc.Chaos.Seed
+		}
 	}
 	draws := sc.Randomised()
 	drawn := sc.Draw(seed)
+	chaos := sc.ChaosSpec() // Draw turned it into steps
 	sc.Resolve(tgt.DefaultVictim)
 	if sc.Target.Nodes == 0 {
 		sc.Target.Nodes = tgt.Size.Nodes
@@ -93,7 +98,7 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if len(sc.Target.Endpoints) > 0 && len(sc.Schedule.Steps) > 0 {
 		return nil, &InvalidError{Err: fmt.Errorf("%s: faults need a cluster faultbench started; remove target.endpoints or the schedule", s.File)}
 	}
-	r := &scenarioRun{s: s, sc: sc, tgt: tgt, freg: s.Faults, seed: seed, drawn: drawn, draws: draws}
+	r := &scenarioRun{s: s, sc: sc, tgt: tgt, freg: s.Faults, seed: seed, drawn: drawn, draws: draws, chaos: chaos}
 	r.steps = make(fault.Schedule, len(sc.Schedule.Steps))
 	for i, st := range sc.Schedule.Steps {
 		r.steps[i] = st.FaultStep()
@@ -594,9 +599,13 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 	if a.LatencyOp != "" {
 		params.LatencyOp = a.LatencyOp
 	}
+	params.Chaos = r.chaos != nil
 	rep, err := analyze.Analyze(r.outcome.Windows, r.run.Events.Events(), params)
 	if err != nil {
 		r.sum.Errors = append(r.sum.Errors, "analysis: "+err.Error())
+	}
+	if rep != nil && rep.Chaos != nil {
+		rep.Chaos.Spec = r.chaos.String()
 	}
 	if r.sum.LostWrites != nil && rep != nil {
 		r.sum.LostWrites.ByPhase(r.outcome.Result.Start, rep.Phases)

@@ -50,6 +50,7 @@ func writeScenarioSummary(w io.Writer, sum *rundir.Summary, m *Measured, defs []
 		if t := elasticityText(sum.Scenario, sum.Analysis); t != "" {
 			fmt.Fprintf(w, "\nelasticity (docs/metrics.md):\n%s", t)
 		}
+		writeChaos(w, sum.Analysis)
 	}
 	for _, c := range sum.ChecksSkipped {
 		fmt.Fprintf(w, "\ncheck %s\n", c)

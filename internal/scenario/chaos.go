@@ -42,6 +42,9 @@ type Chaos struct {
 	// Cycles is how many cycles to run (0: as many as load.duration holds;
 	// with load.duration left out it decides the run's length).
 	Cycles int `yaml:"cycles,omitempty"`
+	// Seed is the seed a single run draws from (0: trials.seed, else 1);
+	// trials draw each from their own trial seed.
+	Seed uint64 `yaml:"seed,omitempty"`
 }
 
 // MaxChaosCycles bounds chaos.cycles and the cycles a duration holds.

@@ -112,6 +112,14 @@ type Params struct {
 	// pre-fault throughput on SteadySample samples, beyond what the
 	// samples' operation counts explain, exceeds it. Default 0.05.
 	NoisyCV float64
+	// NoisyLoadPerCPU: a run is noisy when the host's load average before
+	// the first fault (its host-load events) is above this many per CPU.
+	// Default 2; 0 turns the rule off.
+	NoisyLoadPerCPU float64
+	// NoisySteal: a run is noisy when the CPU steal before the first fault
+	// (host-load events) is above this fraction. Default 0.05; 0 turns the
+	// rule off.
+	NoisySteal float64
 	// Chaos asks for the chaos analysis (Report.Chaos): the faults grouped
 	// into cycles and each figure's distribution per fault kind.
 	Chaos bool
@@ -127,7 +135,7 @@ type Histograms interface {
 // DefaultParams returns the parameters of the metric definitions in
 // DESIGN.md.
 func DefaultParams() Params {
-	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, MaxLateFrac: 0.05, MaxShortfall: 0.05, NoisyCV: 0.05, SustainWindows: 5, MinCompletions: 20, SteadyTol: 0.02,
+	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, MaxLateFrac: 0.05, MaxShortfall: 0.05, NoisyCV: 0.05, NoisyLoadPerCPU: 2, NoisySteal: 0.05, SustainWindows: 5, MinCompletions: 20, SteadyTol: 0.02,
 		SteadySpan: 10 * time.Second, SteadySample: time.Second, SteadyZ: 3, BandSmooth: time.Second, LatencyFactor: 2, LatencyOp: measure.AllOps,
 		FinalFrac: 0.20}
 }
@@ -152,6 +160,10 @@ func (p Params) Validate() error {
 		return fmt.Errorf("analyze: Hold must be positive, got %v", p.Hold)
 	case p.SustainWindows < 1:
 		return fmt.Errorf("analyze: SustainWindows must be at least 1, got %d", p.SustainWindows)
+	case !(p.NoisyLoadPerCPU >= 0) || math.IsInf(p.NoisyLoadPerCPU, 0):
+		return fmt.Errorf("analyze: NoisyLoadPerCPU must be a finite number >= 0, got %v", p.NoisyLoadPerCPU)
+	case !(p.NoisySteal >= 0 && p.NoisySteal < 1):
+		return fmt.Errorf("analyze: NoisySteal must be in [0,1), got %v", p.NoisySteal)
 	case p.MinCompletions < 0:
 		return fmt.Errorf("analyze: MinCompletions must not be negative, got %d", p.MinCompletions)
 	case p.SteadySpan <= 0:
@@ -414,6 +426,12 @@ func Analyze(windows []measure.WindowRow, evs []event.Event, p Params) (*Report,
 
 	a.baseline(rep)
 	a.validity(rep)
+	first := a.runEnd + 1
+	if len(a.bounds) > 0 {
+		first = a.bounds[0]
+	}
+	a.hostNoise(rep, evs, first)
+	rep.Noisy = len(rep.NoisyReasons) > 0
 	cut := a.runEnd - time.Duration(p.FinalFrac*float64(a.runEnd-a.runStart))
 	final := a.span(cut, a.runEnd+1, true)
 	rep.FinalOps = meanOps(s, final)

@@ -505,6 +505,10 @@ func (r *scenarioRun) sampleHost(ctx context.Context, start time.Time) error {
 	}
 	defer f.Close()
 	s := &hostload.Sampler{Interval: max(r.sc.Load.Window.D(), 100*time.Millisecond)}
+	if len(r.steps) > 0 {
+		// the steps are in time order: the first fault's time
+		s.OnSample = hostEvents(r.run.Events, start, r.sc.Load.Warmup.D()+r.steps[0].At)
+	}
 	if r.faults != nil && r.s.NodeHosts == nil { // nodes on this machine
 		fc := r.faults
 		s.Nodes = func() map[string]int {

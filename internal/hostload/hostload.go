@@ -51,6 +51,9 @@ type Sampler struct {
 	// time of the call (they change when a node restarts); nil: none.
 	Nodes func() map[string]int
 	Self  int // faultbench's pid; 0: os.Getpid()
+	// OnSample, when set, is called with every sample written (At set),
+	// from Run's goroutine.
+	OnSample func(Sample)
 
 	prev     cpuTimes
 	prevProc map[int]float64 // pid -> ticks
@@ -120,6 +123,10 @@ func (s *Sampler) Run(ctx context.Context, start time.Time, w io.Writer) error {
 				return err
 			}
 			cw.Flush()
+			if s.OnSample != nil {
+				smp.At = now.Sub(start)
+				s.OnSample(smp)
+			}
 		}
 	}
 }

@@ -131,6 +131,9 @@ type seriesSpec struct {
 	Width float64
 	Dash  float64
 	X, Y  []float64 // NaN in Y breaks the line
+	// Marks draws each point as a censored mark (markSegs: "at least
+	// this") instead of a line.
+	Marks bool
 }
 
 type spanSpec struct {
@@ -309,6 +312,9 @@ func layout(s chartSpec, measure func(text string, size float64, bold bool) floa
 		drawn := false
 		for _, se := range p.Series {
 			segs := downsample(se.X, se.Y, x0, x1, xmap, ymaps[i])
+			if se.Marks {
+				segs = markSegs(se.X, se.Y, x0, x1, xmap, ymaps[i])
+			}
 			if len(segs) == 0 {
 				continue
 			}
@@ -323,7 +329,13 @@ func layout(s chartSpec, measure func(text string, size float64, bold bool) floa
 		lx := px0
 		for _, se := range p.Series {
 			ly := b.top - legendH/2
-			c.line(lx, ly, lx+16, ly, se.Color, max(se.Width, 2), se.Dash, "legend")
+			if se.Marks {
+				for _, seg := range markShape(lx+8, ly+4) {
+					c.line(seg[0], seg[1], seg[2], seg[3], se.Color, max(se.Width, 1.5), 0, "legend")
+				}
+			} else {
+				c.line(lx, ly, lx+16, ly, se.Color, max(se.Width, 2), se.Dash, "legend")
+			}
 			c.text(lx+20, ly+4, se.Name, fontSize-1, anchorStart, colText.solid(), false)
 			lx += 20 + measure(se.Name, fontSize-1, false) + 14
 		}

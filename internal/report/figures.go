@@ -267,11 +267,11 @@ func figures(r *Run) []figure {
 	tpAll := seriesSpec{Name: "all operations", Color: colAll.solid(), Width: 1.4, X: s.mid, Y: s.values(measure.AllOps, throughput)}
 	latPanel := func(op string, h float64) panelSpec {
 		return panelSpec{YLabel: "latency (log)", Height: h, Log: true, Unit: unitLatency, Empty: "no successful operations",
-			Series: []seriesSpec{
+			Series: withCensored(s, op, []seriesSpec{
 				{Name: "p50", Color: colP50.solid(), Width: 1.2, X: s.mid, Y: s.values(op, latency(func(w *measure.WindowRow) float64 { return w.P50Us }))},
 				{Name: "p99", Color: colP99.solid(), Width: 1.2, X: s.mid, Y: s.values(op, latency(func(w *measure.WindowRow) float64 { return w.P99Us }))},
 				{Name: "max", Color: colMax.solid(), Width: 1, X: s.mid, Y: s.values(op, latency(func(w *measure.WindowRow) float64 { return w.MaxUs }))},
-			}}
+			})}
 	}
 	var out []figure
 	out = append(out, base("overview", "Throughput and latency, all operations",

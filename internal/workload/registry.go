@@ -11,6 +11,7 @@ import (
 	"github.com/faultbench/faultbench/internal/workload/listappend"
 	"github.com/faultbench/faultbench/internal/workload/program"
 	"github.com/faultbench/faultbench/internal/workload/register"
+	"github.com/faultbench/faultbench/internal/workload/rwregister"
 	"github.com/faultbench/faultbench/internal/workload/tpcc"
 )
 
@@ -81,6 +82,8 @@ func Entries() []Entry {
 			Kind: listappend.Kind{}},
 		{Name: "appendset", Doc: "appends of unique values to a few lists (Redis RPUSH), every operation recorded, with the check lost-appends over a final read of every list (docs/checks.md)",
 			Kind: appendset.Kind{}},
+		{Name: rwregister.Name, Doc: "transactions of reads and writes of unique values on a few contended registers, every transaction recorded, for the check isolation (docs/checks.md)",
+			Kind: rwregister.Kind{}},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/workload/appendset"
+	"github.com/faultbench/faultbench/internal/workload/bank"
 	"github.com/faultbench/faultbench/internal/workload/listappend"
 	"github.com/faultbench/faultbench/internal/workload/program"
 	"github.com/faultbench/faultbench/internal/workload/register"
@@ -84,6 +85,8 @@ func Entries() []Entry {
 			Kind: appendset.Kind{}},
 		{Name: rwregister.Name, Doc: "transactions of reads and writes of unique values on a few contended registers, every transaction recorded, for the check isolation (docs/checks.md)",
 			Kind: rwregister.Kind{}},
+		{Name: bank.Name, Doc: "transfers between a few accounts that conserve the total, and reads of all accounts, every operation recorded, for the check bank (docs/checks.md)",
+			Kind: bank.Kind{}},
 	}
 }
 

@@ -29,7 +29,7 @@ func TestBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(reg.Names(), " "); got != "appendset core list-append register rw-register tpcc" {
+	if got := strings.Join(reg.Names(), " "); got != "appendset bank core list-append register rw-register tpcc" {
 		t.Errorf("Names() = %q", got)
 	}
 	if got := strings.Join(reg.CheckNames(), " "); got != "linearizable lost-appends tpcc-consistency" {

@@ -1,0 +1,545 @@
+// Package bank is the bank workload (workload=bank): transfers between a
+// few accounts, which conserve the total, and reads of all accounts, every
+// operation recorded in the run's history for the bank checker
+// (internal/check/bank: every read of all accounts must sum to the total).
+// A load phase creates the accounts, each with the same balance; those
+// deposits are recorded too, and give the checker its total.
+//
+// A transfer reads both balances and writes both back changed by the
+// amount, in one transaction: the client computes the new balances, so a
+// database that lets two transfers overwrite each other's balances (a lost
+// update) or shows a read half a transfer breaks the total. A transfer
+// that would make the source negative takes no effect (recorded as fail).
+// On an SQL target (postgres-ha, galera) an account is a row (k, balance
+// BIGINT); on a target with key-value transactions (txkv) a record whose
+// field balance holds it. A target with neither is refused
+// (program.Requirer). docs/workloads.md and docs/checks.md describe it.
+package bank
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/history"
+	"github.com/faultbench/faultbench/internal/outcome"
+	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/workload/program"
+)
+
+// The properties the workload reads.
+const (
+	KeyAccounts    = "bank.accounts"       // accounts (default 5)
+	KeyBalance     = "bank.balance"        // each account's initial balance (default 100)
+	KeyMaxTransfer = "bank.maxtransfer"    // largest amount of a transfer (default 5)
+	KeyReadProp    = "bank.readproportion" // share of reads of all accounts (default 0.3)
+	KeyTable       = "bank.table"          // SQL table or key-value table (default bank)
+)
+
+// Field is the record field (key-value targets) and column (SQL) that
+// holds a balance.
+const Field = "balance"
+
+// Name is the workload's name (workload=bank).
+const Name = "bank"
+
+// The operations, in OpNames order.
+const (
+	OpTransfer = iota
+	OpRead
+	OpLoad
+)
+
+// Kind is the bank workload as internal/workload registers it.
+type Kind struct{}
+
+// New builds the workload from p.
+func (Kind) New(p *properties.Properties, seed int64) (program.Program, error) {
+	p.Declare(KeyAccounts, KeyBalance, KeyMaxTransfer, KeyReadProp, KeyTable)
+	var cfg Config
+	ints := []struct {
+		key string
+		def int64
+		dst *int64
+	}{{KeyAccounts, 5, &cfg.Accounts}, {KeyBalance, 100, &cfg.Balance}, {KeyMaxTransfer, 5, &cfg.MaxTransfer}}
+	for _, f := range ints {
+		v, err := p.Int(f.key, f.def)
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = v
+	}
+	var err error
+	if cfg.ReadProportion, err = p.Float(KeyReadProp, 0.3); err != nil {
+		return nil, err
+	}
+	cfg.Table = p.String(KeyTable, "bank")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return NewWorkload(cfg), nil
+}
+
+// Config is the workload's configuration.
+type Config struct {
+	// Accounts is the number of accounts: few, high contention.
+	Accounts int64
+	// Balance is each account's initial balance; the total is Accounts *
+	// Balance.
+	Balance int64
+	// MaxTransfer is the largest amount of a transfer (each moves
+	// 1..MaxTransfer).
+	MaxTransfer int64
+	// ReadProportion is the share of operations that read all accounts.
+	ReadProportion float64
+	// Table holds the accounts.
+	Table string
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.Accounts < 2 || c.Accounts > 10_000:
+		return fmt.Errorf("%s must be 2..10000, got %d", KeyAccounts, c.Accounts)
+	case c.Balance < 1 || c.Balance > 1<<40:
+		return fmt.Errorf("%s must be 1..2^40, got %d", KeyBalance, c.Balance)
+	case c.MaxTransfer < 1 || c.MaxTransfer > 1<<40:
+		return fmt.Errorf("%s must be 1..2^40, got %d", KeyMaxTransfer, c.MaxTransfer)
+	case c.ReadProportion < 0 || c.ReadProportion > 1:
+		return fmt.Errorf("%s must be 0..1, got %g", KeyReadProp, c.ReadProportion)
+	case !ident(c.Table):
+		return fmt.Errorf("%s %q: want a plain name (letters, digits, _)", KeyTable, c.Table)
+	}
+	return nil
+}
+
+// Total is what every read of all accounts must sum to.
+func (c Config) Total() int64 { return c.Accounts * c.Balance }
+
+// ident reports whether s is a plain SQL identifier.
+func ident(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '_':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Workload is a configured bank workload, shared by its terminals.
+type Workload struct {
+	cfg      Config
+	start    time.Time
+	rec      program.Recorder // nil: nothing is recorded
+	accounts []string
+	loaded   atomic.Int64 // load operations handed out
+
+	// split runs a transfer as two transactions, the debit and then the
+	// credit: the test-only switch that breaks a transfer's atomicity
+	// (export_test.go), so that the checker's negative control has
+	// something to catch.
+	split bool
+
+	schemaMu sync.Mutex
+	schemaOK bool
+}
+
+// NewWorkload returns the workload for cfg (valid).
+func NewWorkload(cfg Config) *Workload {
+	w := &Workload{cfg: cfg, start: time.Now()}
+	for i := range cfg.Accounts {
+		w.accounts = append(w.accounts, "a"+strconv.FormatInt(i, 10))
+	}
+	return w
+}
+
+// OpNames implements program.Program.
+func (w *Workload) OpNames() []string { return []string{"TRANSFER", "READ", "LOAD"} }
+
+// SetRecorder implements program.Historian.
+func (w *Workload) SetRecorder(r program.Recorder) { w.rec = r }
+
+// LoadUnits implements program.Loader: one deposit per account.
+func (w *Workload) LoadUnits() int64 { return w.cfg.Accounts }
+
+// CheckDB implements program.Requirer: the workload needs transactions
+// over several keys, SQL or key-value.
+func (w *Workload) CheckDB(db program.DB) error {
+	if db.SQL == nil && db.KV == nil {
+		return fmt.Errorf("workload %s needs transactions over several keys (SQL, or key-value transactions as txkv's), and the target's driver (%T) has neither: %w",
+			Name, db.Driver, program.ErrNoTransactions)
+	}
+	if db.SQL != nil && db.KV == nil && db.Dialect != "postgres" && db.Dialect != "mysql" {
+		return fmt.Errorf("workload %s speaks the postgres and mysql SQL dialects, not %q", Name, db.Dialect)
+	}
+	return nil
+}
+
+// NewTerminal implements program.Program: worker id's terminal.
+func (w *Workload) NewTerminal(id int, seed int64) program.Terminal {
+	return &terminal{w: w, rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), id: id, process: id}
+}
+
+func (w *Workload) now() int64 {
+	if w.rec != nil {
+		return w.rec.Now()
+	}
+	return time.Since(w.start).Nanoseconds()
+}
+
+// ensureSchema creates the SQL table once per workload.
+func (w *Workload) ensureSchema(ctx context.Context, db program.DB) error {
+	if db.SQL == nil {
+		return nil
+	}
+	w.schemaMu.Lock()
+	defer w.schemaMu.Unlock()
+	if w.schemaOK {
+		return nil
+	}
+	ddl := "CREATE TABLE IF NOT EXISTS " + w.cfg.Table + " (k VARCHAR(64) PRIMARY KEY, " + Field + " BIGINT NOT NULL)"
+	if db.Dialect == "mysql" {
+		ddl += " ENGINE=InnoDB"
+	}
+	tx, err := db.SQL(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: creating table %s: %w", Name, w.cfg.Table, err)
+	}
+	if _, err := tx.Exec(ctx, ddl); err != nil {
+		_ = tx.Abort(ctx)
+		return fmt.Errorf("%s: creating table %s: %w", Name, w.cfg.Table, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("%s: creating table %s: %w", Name, w.cfg.Table, err)
+	}
+	w.schemaOK = true
+	return nil
+}
+
+// processStride separates the process ids a worker takes: worker id's
+// processes are id, id + stride, id + 2 stride, ...
+const processStride = 1 << 20
+
+type terminal struct {
+	w       *Workload
+	rng     *rand.Rand
+	id      int
+	process int
+	gen     int
+
+	op       int
+	account  int64 // load: the account created
+	from, to int
+	amount   int64
+}
+
+// NextLoad implements program.LoadTerminal: the next account to create.
+func (t *terminal) NextLoad() (int, bool) {
+	n := t.w.loaded.Add(1) - 1
+	if n >= t.w.cfg.Accounts {
+		return 0, false
+	}
+	t.op, t.account = OpLoad, n
+	return OpLoad, true
+}
+
+// Next implements program.Terminal: a read of all accounts or a transfer
+// between two distinct accounts.
+func (t *terminal) Next() (int, time.Duration) {
+	if t.rng.Float64() < t.w.cfg.ReadProportion {
+		t.op = OpRead
+		return t.op, 0
+	}
+	t.op = OpTransfer
+	n := int(t.w.cfg.Accounts)
+	t.from = t.rng.IntN(n)
+	t.to = (t.from + 1 + t.rng.IntN(n-1)) % n
+	t.amount = 1 + t.rng.Int64N(t.w.cfg.MaxTransfer)
+	return t.op, 0
+}
+
+// errInsufficient ends a transfer whose source holds less than the
+// amount: it takes no effect.
+var errInsufficient = errors.New("insufficient balance")
+
+// Execute implements program.Terminal: it runs the operation Next or
+// NextLoad picked and records it. Committed is ok; an error before the
+// commit, or a commit refused (conflict), is a failure; any other commit
+// error leaves it unknown, and the terminal continues as a new process. A
+// transfer refused for an insufficient balance is recorded as failed and
+// returns nil (it did what a transfer must).
+func (t *terminal) Execute(ctx context.Context, db program.DB) error {
+	if err := t.w.CheckDB(db); err != nil {
+		return err
+	}
+	if err := t.w.ensureSchema(ctx, db); err != nil {
+		return err
+	}
+	s := store{w: t.w, db: db}
+	var op history.Op
+	op.Process = t.process
+	var (
+		atCommit bool
+		err      error
+	)
+	switch t.op {
+	case OpLoad:
+		acct := t.w.accounts[t.account]
+		op.Name = "deposit"
+		op.Mops = []history.Mop{{F: history.Write, Key: acct, Value: t.w.cfg.Balance}}
+		op.Invoke = t.w.now()
+		atCommit, err = s.txn(ctx, func(tx txn) error { return tx.put(ctx, acct, t.w.cfg.Balance, false) })
+	case OpRead:
+		op.Name = "read"
+		op.Invoke = t.w.now()
+		atCommit, err = s.txn(ctx, func(tx txn) error {
+			var err error
+			op.Mops, err = tx.readAll(ctx)
+			return err
+		})
+	case OpTransfer:
+		from, to := t.w.accounts[t.from], t.w.accounts[t.to]
+		op.Name = "transfer"
+		op.Mops = []history.Mop{{F: history.Add, Key: from, Value: -t.amount}, {F: history.Add, Key: to, Value: t.amount}}
+		op.Invoke = t.w.now()
+		if t.w.split {
+			atCommit, err = t.splitTransfer(ctx, s, from, to)
+		} else {
+			atCommit, err = s.txn(ctx, func(tx txn) error {
+				if err := tx.add(ctx, from, -t.amount, true); err != nil {
+					return err
+				}
+				return tx.add(ctx, to, t.amount, false)
+			})
+		}
+	}
+	op.Complete = t.w.now()
+	op.Outcome = OutcomeOf(err, atCommit)
+	if err != nil {
+		op.Error = outcome.ClassOf(err).String()
+		if errors.Is(err, errInsufficient) {
+			op.Error = errInsufficient.Error()
+		}
+		if t.op == OpRead {
+			op.Mops = nil // nothing known was read
+		}
+	}
+	if t.w.rec != nil {
+		t.w.rec.Record(&op)
+	}
+	if op.Outcome == history.Unknown {
+		t.gen++
+		t.process = t.id + t.gen*processStride
+	}
+	if errors.Is(err, errInsufficient) {
+		return nil
+	}
+	return err
+}
+
+// splitTransfer is a transfer broken in two transactions (the test-only
+// switch): the debit commits before the credit begins.
+func (t *terminal) splitTransfer(ctx context.Context, s store, from, to string) (bool, error) {
+	atCommit, err := s.txn(ctx, func(tx txn) error { return tx.add(ctx, from, -t.amount, true) })
+	if err != nil {
+		return atCommit, err
+	}
+	return s.txn(ctx, func(tx txn) error { return tx.add(ctx, to, t.amount, false) })
+}
+
+// OutcomeOf is an operation's outcome from its error and whether the
+// error came from the commit: an error before the commit leaves nothing
+// committed (fail); a commit refused as a conflict, rejected or not found
+// took no effect (fail); any other commit error may have committed
+// (unknown).
+func OutcomeOf(err error, atCommit bool) history.Outcome {
+	if err == nil {
+		return history.OK
+	}
+	if !atCommit {
+		return history.Fail
+	}
+	switch outcome.ClassOf(err) {
+	case outcome.Conflict, outcome.Rejected, outcome.NotFound:
+		return history.Fail
+	}
+	return history.Unknown
+}
+
+// store runs the workload's transactions on SQL or key-value ones.
+type store struct {
+	w  *Workload
+	db program.DB
+}
+
+// txn is one transaction of the store.
+type txn interface {
+	// get returns an account's balance (not found: outcome.ErrNotFound).
+	get(ctx context.Context, acct string) (int64, error)
+	// put sets an account's balance; exists says it was read first.
+	put(ctx context.Context, acct string, balance int64, exists bool) error
+	// readAll reads every account, in the workload's order.
+	readAll(ctx context.Context) ([]history.Mop, error)
+	add(ctx context.Context, acct string, delta int64, debit bool) error
+}
+
+// txn runs f in one transaction and commits; atCommit says whether err
+// came from the commit.
+func (s store) txn(ctx context.Context, f func(txn) error) (atCommit bool, err error) {
+	if s.db.SQL != nil {
+		tx, err := s.db.SQL(ctx)
+		if err != nil {
+			return false, err
+		}
+		if err := f(sqlTxn{w: s.w, tx: tx, mysql: s.db.Dialect == "mysql"}); err != nil {
+			_ = tx.Abort(ctx)
+			return false, err
+		}
+		return true, tx.Commit(ctx)
+	}
+	tx, err := s.db.KV(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := f(kvTxn{w: s.w, tx: tx}); err != nil {
+		_ = tx.Abort(ctx)
+		return false, err
+	}
+	return true, tx.Commit(ctx)
+}
+
+// addTo reads acct and writes it back changed by delta (the client
+// computes the balance); a debit below zero is errInsufficient.
+func addTo(ctx context.Context, tx txn, acct string, delta int64, debit bool) error {
+	b, err := tx.get(ctx, acct)
+	if err != nil {
+		return err
+	}
+	if debit && b+delta < 0 {
+		return errInsufficient
+	}
+	return tx.put(ctx, acct, b+delta, true)
+}
+
+type sqlTxn struct {
+	w     *Workload
+	tx    program.SQLTx
+	mysql bool
+}
+
+func (t sqlTxn) get(ctx context.Context, acct string) (int64, error) {
+	var (
+		b     int64
+		found bool
+	)
+	err := t.tx.Query(ctx, "SELECT "+Field+" FROM "+t.w.cfg.Table+" WHERE k = ?", []any{acct}, func(scan func(...any) error) error {
+		found = true
+		return scan(&b)
+	})
+	if err == nil && !found {
+		err = outcome.Classified(outcome.NotFound, Name, fmt.Errorf("account %s: %w", acct, outcome.ErrNotFound))
+	}
+	return b, err
+}
+
+func (t sqlTxn) put(ctx context.Context, acct string, balance int64, exists bool) error {
+	if exists {
+		_, err := t.tx.Exec(ctx, "UPDATE "+t.w.cfg.Table+" SET "+Field+" = ? WHERE k = ?", balance, acct)
+		return err
+	}
+	q := "INSERT INTO " + t.w.cfg.Table + " (k, " + Field + ") VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET " + Field + " = EXCLUDED." + Field
+	if t.mysql {
+		q = "INSERT INTO " + t.w.cfg.Table + " (k, " + Field + ") VALUES (?, ?) ON DUPLICATE KEY UPDATE " + Field + " = VALUES(" + Field + ")"
+	}
+	_, err := t.tx.Exec(ctx, q, acct, balance)
+	return err
+}
+
+func (t sqlTxn) readAll(ctx context.Context) ([]history.Mop, error) {
+	got := map[string]int64{}
+	err := t.tx.Query(ctx, "SELECT k, "+Field+" FROM "+t.w.cfg.Table, nil, func(scan func(...any) error) error {
+		var (
+			k string
+			b int64
+		)
+		if err := scan(&k, &b); err != nil {
+			return err
+		}
+		got[k] = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t.w.mops(got), nil
+}
+
+func (t sqlTxn) add(ctx context.Context, acct string, delta int64, debit bool) error {
+	return addTo(ctx, t, acct, delta, debit)
+}
+
+// mops is a read of all accounts as micro-operations: an account missing
+// from got has no value.
+func (w *Workload) mops(got map[string]int64) []history.Mop {
+	out := make([]history.Mop, len(w.accounts))
+	for i, a := range w.accounts {
+		b, ok := got[a]
+		out[i] = history.Mop{F: history.Read, Key: a, Value: b, HasValue: ok}
+	}
+	return out
+}
+
+type kvTxn struct {
+	w  *Workload
+	tx program.Txn
+}
+
+func (t kvTxn) get(ctx context.Context, acct string) (int64, error) {
+	rec, err := t.tx.Read(ctx, t.w.cfg.Table, acct, []string{Field})
+	if err != nil {
+		return 0, err
+	}
+	b, err := strconv.ParseInt(string(rec[Field]), 10, 64)
+	if err != nil {
+		return 0, outcome.Classified(outcome.Other, Name, fmt.Errorf("account %s holds %q, not a balance", acct, rec[Field]))
+	}
+	return b, nil
+}
+
+func (t kvTxn) put(ctx context.Context, acct string, balance int64, exists bool) error {
+	rec := map[string][]byte{Field: []byte(strconv.FormatInt(balance, 10))}
+	if exists {
+		return t.tx.Update(ctx, t.w.cfg.Table, acct, rec)
+	}
+	return t.tx.Insert(ctx, t.w.cfg.Table, acct, rec)
+}
+
+func (t kvTxn) readAll(ctx context.Context) ([]history.Mop, error) {
+	got := map[string]int64{}
+	for _, a := range t.w.accounts {
+		b, err := t.get(ctx, a)
+		switch {
+		case errors.Is(err, outcome.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			got[a] = b
+		}
+	}
+	return t.w.mops(got), nil
+}
+
+func (t kvTxn) add(ctx context.Context, acct string, delta int64, debit bool) error {
+	return addTo(ctx, t, acct, delta, debit)
+}

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-//go:embed workload* apm-* thumbtack txn tpcc register appendset
+//go:embed workload* apm-* thumbtack txn tpcc register appendset list-append rw-register bank
 var files embed.FS
 
 // Open returns the embedded workload file name (e.g. "workloada").

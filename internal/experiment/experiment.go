@@ -357,6 +357,11 @@ func checkProperties(reg *workload.Registry, t *targets.Target, phase runner.Pha
 	if out.Settings, err = ReadSettings(p, phase, wl); err != nil {
 		return nil, &InvalidError{Err: err}
 	}
+	if t.DriverProperties != nil {
+		if err := t.DriverProperties(p); err != nil {
+			return nil, &InvalidError{Err: err}
+		}
+	}
 	// the driver validates its own prefixed properties; the rest must be known by now
 	p.DeclarePrefix(t.PropertyPrefix)
 	p.Declare("faultbench.cluster")

@@ -63,6 +63,10 @@ type Target struct {
 	// validates the keys under it. Empty if the driver has its own keys
 	// (declared by the driver itself).
 	PropertyPrefix string
+	// DriverProperties, when set, declares and checks the driver's
+	// properties outside PropertyPrefix (the SQL drivers' sqldb.isolation),
+	// so that a bad value is refused before a cluster starts.
+	DriverProperties func(p *properties.Properties) error
 	// Defaults are properties the kind sets before the user's (e.g. the
 	// redis driver's mode for redis-cluster).
 	Defaults map[string]string
@@ -252,9 +256,13 @@ func Entries() []*Target {
 			LauncherOptions: postgresha.OptionNames(),
 			EndpointKey:     postgresha.PropHosts,
 			PropertyPrefix:  "postgres.",
-			Connect:         postgresha.Connect,
-			DefaultVictim:   "primary",
-			WholeNode:       postgresKeeper,
+			DriverProperties: func(p *properties.Properties) error {
+				_, err := sqldb.Isolation(p)
+				return err
+			},
+			Connect:       postgresha.Connect,
+			DefaultVictim: "primary",
+			WholeNode:     postgresKeeper,
 			// a data node that was the primary rejoins through pg_rewind or
 			// a base backup from the new primary: minutes under load (the
 			// launcher's wait follows its progress and fails early when it
@@ -292,7 +300,11 @@ func Entries() []*Target {
 			LauncherOptions: galera.OptionNames(),
 			EndpointKey:     "galera.hosts",
 			PropertyPrefix:  "galera.",
-			DefaultVictim:   "primary",
+			DriverProperties: func(p *properties.Properties) error {
+				_, err := sqldb.Isolation(p)
+				return err
+			},
+			DefaultVictim: "primary",
 			Size: Sizing{
 				Nodes: 3, NodesAre: "nodes",
 				// a primary component needs a majority of the nodes

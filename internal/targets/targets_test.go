@@ -9,6 +9,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/properties"
 )
 
 // TestBuiltinComplete walks the registry: every entry is complete, its docs
@@ -226,4 +227,40 @@ func TestEntryAbilities(t *testing.T) {
 			t.Errorf("Validate = %v, want the missing launcher named", err)
 		}
 	})
+}
+
+// TestDriverProperties: the SQL targets declare and check sqldb.isolation
+// before a cluster starts; a bad level is refused naming the property.
+func TestDriverProperties(t *testing.T) {
+	reg := Builtin()
+	for _, kind := range []string{"postgres-ha", "galera"} {
+		tg, err := reg.Get(kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name, value, want string
+		}{
+			{name: "unset"},
+			{name: "serializable", value: "serializable"},
+			{name: "unknown level", value: "snapshot", want: "sqldb.isolation"},
+		} {
+			t.Run(kind+"/"+tc.name, func(t *testing.T) {
+				p := properties.New()
+				if tc.value != "" {
+					p.Set("sqldb.isolation", tc.value)
+				}
+				err := tg.DriverProperties(p)
+				if tc.want == "" {
+					if err != nil || len(p.Unknown()) > 0 {
+						t.Fatalf("error %v, unknown %v", err, p.Unknown())
+					}
+					return
+				}
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want one naming %s", err, tc.want)
+				}
+			})
+		}
+	}
 }

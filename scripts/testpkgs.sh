@@ -8,14 +8,19 @@
 #                                parallel)
 #
 # A package is serial when one of its test files calls testing.Short() (the
-# project's convention: -short skips the tests that start a database), or
-# when it is listed in SERIAL below (tests whose in-process clusters run on
-# heartbeats and session timeouts). Prints import paths, one a line.
+# project's convention: -short skips the tests that start a database) and it
+# is not listed in UNIT below (-short shortens its tests, which start
+# nothing and time nothing: pure CPU, better run beside the others), or when
+# it is listed in SERIAL (tests whose in-process clusters run on heartbeats
+# and session timeouts). Prints import paths, one a line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SERIAL=(
 	github.com/faultbench/faultbench/internal/txkv
+)
+UNIT=(
+	github.com/faultbench/faultbench/internal/check/elle # large generated histories
 )
 
 group=${1:-}
@@ -38,6 +43,9 @@ go list -f '{{.ImportPath}} {{.Dir}} {{join .TestGoFiles " "}} {{join .XTestGoFi
 				serial=1
 				break
 			fi
+		done
+		for u in "${UNIT[@]}"; do
+			[ "$pkg" = "$u" ] && serial=0
 		done
 		if { [ "$group" = serial ] && [ $serial -eq 1 ]; } || { [ "$group" = unit ] && [ $serial -eq 0 ]; }; then
 			echo "$pkg"

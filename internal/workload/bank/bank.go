@@ -41,6 +41,10 @@ const (
 	KeyTable       = "bank.table"          // SQL table or key-value table (default bank)
 )
 
+// KeyCheckTotal is the bank checker's expected total as a run property;
+// the workload sets it to Config.Total unless the run does.
+const KeyCheckTotal = "check.bank.total"
+
 // Field is the record field (key-value targets) and column (SQL) that
 // holds a balance.
 const Field = "balance"
@@ -82,6 +86,11 @@ func (Kind) New(p *properties.Properties, seed int64) (program.Program, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// the deposits are made in the load phase, whose operations a run
+	// does not record: the bank checker gets the total from here, unless
+	// the run sets it
+	p.Declare(KeyCheckTotal)
+	p.SetDefault(KeyCheckTotal, strconv.FormatInt(cfg.Total(), 10))
 	return NewWorkload(cfg), nil
 }
 

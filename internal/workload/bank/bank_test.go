@@ -308,3 +308,29 @@ func TestConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckTotal: the workload gives the bank checker its total (the
+// load phase's deposits are not in a run's history), unless the run set
+// one.
+func TestCheckTotal(t *testing.T) {
+	p := properties.New()
+	p.Set(KeyAccounts, "7")
+	p.Set(KeyBalance, "20")
+	if _, err := (Kind{}).New(p, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.String(KeyCheckTotal, ""); got != "140" {
+		t.Fatalf("%s = %q, want 140", KeyCheckTotal, got)
+	}
+	if u := p.Unknown(); len(u) > 0 {
+		t.Fatalf("unknown keys %v", u)
+	}
+	p = properties.New()
+	p.Set(KeyCheckTotal, "9")
+	if _, err := (Kind{}).New(p, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.String(KeyCheckTotal, ""); got != "9" {
+		t.Fatalf("%s = %q, want the run's 9", KeyCheckTotal, got)
+	}
+}

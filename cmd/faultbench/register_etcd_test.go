@@ -13,7 +13,8 @@ import (
 // real database: the register workload on a 3-member etcd cluster passes
 // with etcd's default linearizable reads, and fails with serializable
 // reads (any member answers from its own, possibly stale, state) on two
-// contended keys.
+// contended keys; with compare-and-sets in the mix (etcd transactions) and
+// linearizable reads it passes too.
 func TestRegisterLinearizableEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real etcd clusters")
@@ -22,18 +23,20 @@ func TestRegisterLinearizableEtcd(t *testing.T) {
 	for _, tt := range []struct {
 		name         string
 		serializable string
+		cas          string
 		want         bool
 	}{
-		{"linearizable reads pass", "false", true},
-		{"serializable reads fail", "true", false},
+		{"linearizable reads pass", "false", "0", true},
+		{"serializable reads fail", "true", "0", false},
+		{"compare-and-sets with linearizable reads pass", "false", "0.3", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			name := "register-etcd-" + tt.serializable
+			name := "register-etcd-" + tt.serializable + "-cas" + tt.cas
 			sc := "name: " + name + `
 target: {kind: etcd, nodes: 3}
 workload:
   ycsb: register
-  properties: {etcd.serializable: "` + tt.serializable + `", register.keys: "2"}
+  properties: {etcd.serializable: "` + tt.serializable + `", register.keys: "2", register.casproportion: "` + tt.cas + `"}
 load: {threads: 8, warmup: 2s, duration: 15s, window: 1s}
 checks: [linearizable]
 `

@@ -172,6 +172,7 @@ func TestPostgresFailoverNoLostWrites(t *testing.T) {
 	k, _ := c.Node(prim[0] + postgresha.KeeperSuffix)
 	failover(t, drv, func() error { return launcher.Kill(ctx, k.PID) })
 	checkCRUD(t, drv)
+	checkCAS(t, drv)
 }
 
 func TestGaleraFailoverNoLostWrites(t *testing.T) {
@@ -186,6 +187,7 @@ func TestGaleraFailoverNoLostWrites(t *testing.T) {
 	n1, _ := c.Node("n1") // the node the driver connects to first
 	failover(t, drv, func() error { return launcher.Kill(context.Background(), n1.PID) })
 	checkCRUD(t, drv)
+	checkCAS(t, drv)
 }
 
 // checkCRUD runs every operation once on a live cluster.

@@ -26,6 +26,9 @@ type fakeKV struct {
 	writes  int
 	stale   bool
 	failing bool
+	// staleCAS: compare-and-sets compare against the value before the
+	// last write (reads stay right).
+	staleCAS bool
 }
 
 func (f *fakeKV) Read(_ context.Context, _, key string, _ []string) (map[string][]byte, error) {
@@ -39,7 +42,7 @@ func (f *fakeKV) Read(_ context.Context, _, key string, _ []string) (map[string]
 	if !ok {
 		return nil, fmt.Errorf("key %s: %w", key, outcome.ErrNotFound)
 	}
-	return map[string][]byte{Field: v}, nil
+	return map[string][]byte{DefaultField: v}, nil
 }
 
 func (f *fakeKV) Update(_ context.Context, _, key string, values map[string][]byte) error {
@@ -49,16 +52,47 @@ func (f *fakeKV) Update(_ context.Context, _, key string, values map[string][]by
 	if v, ok := f.cur[key]; ok {
 		f.prev[key] = v
 	}
-	f.cur[key] = values[Field]
+	f.cur[key] = values[DefaultField]
 	if f.failing && f.writes%5 == 0 {
 		return outcome.Classified(outcome.Timeout, "update", errors.New("deadline exceeded"))
 	}
 	return nil
 }
 
+// CompareAndSet gives fakeKV the CASer ability; a stale store swaps
+// against the value before the last write (a lost update).
+func (f *fakeKV) CompareAndSet(_ context.Context, _, key, field string, old, new []byte) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes++
+	cur, ok := f.cur[key]
+	if f.staleCAS {
+		cur, ok = f.prev[key]
+	}
+	if !ok || string(cur) != string(old) {
+		return false, nil
+	}
+	if v, ok := f.cur[key]; ok {
+		f.prev[key] = v
+	}
+	f.cur[key] = new
+	if f.failing && f.writes%5 == 0 {
+		return false, outcome.Classified(outcome.Timeout, "cas", errors.New("deadline exceeded"))
+	}
+	return true, nil
+}
+
+// kvOnly hides fakeKV's compare-and-set.
+type kvOnly struct{ KV }
+
 func run(t *testing.T, kv *fakeKV, workers, ops int) *Workload {
 	t.Helper()
-	w := NewWorkload(Config{Keys: 3, ReadProportion: 0.5, Table: "usertable"})
+	return runCfg(t, kv, Config{Keys: 3, ReadProportion: 0.5, Field: DefaultField, Table: "usertable"}, workers, ops)
+}
+
+func runCfg(t *testing.T, kv *fakeKV, cfg Config, workers, ops int) *Workload {
+	t.Helper()
+	w := NewWorkload(cfg)
 	var wg sync.WaitGroup
 	for id := range workers {
 		wg.Go(func() {
@@ -108,7 +142,7 @@ func TestCheck(t *testing.T) {
 func TestUnknownWriteNewProcess(t *testing.T) {
 	kv := newKV()
 	kv.failing = true
-	w := NewWorkload(Config{Keys: 1, ReadProportion: 0, Table: "t"})
+	w := NewWorkload(Config{Keys: 1, ReadProportion: 0, Field: DefaultField, Table: "t"})
 	term := w.NewTerminal(2, 1)
 	for range 6 {
 		term.Next()
@@ -121,14 +155,14 @@ func TestUnknownWriteNewProcess(t *testing.T) {
 }
 
 func TestNothingRecorded(t *testing.T) {
-	v, err := NewWorkload(Config{Keys: 1, Table: "t"}).Check(context.Background())
+	v, err := NewWorkload(Config{Keys: 1, Field: DefaultField, Table: "t"}).Check(context.Background())
 	if err != nil || v.OK || !strings.Contains(v.Text, "nothing was checked") {
 		t.Fatalf("%+v %v", v, err)
 	}
 }
 
 func TestNoKVDriver(t *testing.T) {
-	w := NewWorkload(Config{Keys: 1, Table: "t"})
+	w := NewWorkload(Config{Keys: 1, Field: DefaultField, Table: "t"})
 	term := w.NewTerminal(0, 1)
 	term.Next()
 	if err := term.Execute(context.Background(), program.DB{Driver: struct{}{}}); outcome.ClassOf(err) != outcome.Rejected {
@@ -146,6 +180,9 @@ func TestProperties(t *testing.T) {
 		{"no keys", map[string]string{KeyKeys: "0"}, "register.keys"},
 		{"bad proportion", map[string]string{KeyReadProp: "1.5"}, "register.readproportion"},
 		{"not a number", map[string]string{KeyKeys: "many"}, "register.keys"},
+		{"cas mix", map[string]string{KeyCASProp: "0.3", KeyReadProp: "0.4"}, ""},
+		{"cas and reads over 1", map[string]string{KeyCASProp: "0.7", KeyReadProp: "0.5"}, "add up to at most 1"},
+		{"bad field", map[string]string{KeyField: "v w"}, KeyField},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := properties.New()
@@ -186,7 +223,7 @@ func (r *recorder) Record(op *history.Op) {
 // on its clock.
 func TestRecorder(t *testing.T) {
 	rec := &recorder{now: 1_000_000}
-	w := NewWorkload(Config{Keys: 2, ReadProportion: 0.5, Table: "t"})
+	w := NewWorkload(Config{Keys: 2, ReadProportion: 0.5, Field: DefaultField, Table: "t"})
 	w.SetRecorder(rec)
 	kv := newKV()
 	for id := range 3 {
@@ -202,6 +239,116 @@ func TestRecorder(t *testing.T) {
 	for i, op := range rec.ops {
 		if op.Invoke <= 1_000_000 || op.Complete <= op.Invoke {
 			t.Fatalf("operation %d at %d..%d: not on the recorder's clock", i, op.Invoke, op.Complete)
+		}
+	}
+}
+
+// TestCAS: a mix with compare-and-sets on a store whose compare-and-sets
+// are atomic is linearizable, some swap and some do not; on a store whose
+// compare-and-sets compare against an older value (lost updates) it is
+// not.
+func TestCAS(t *testing.T) {
+	cfg := Config{Keys: 2, ReadProportion: 0.3, CASProportion: 0.4, Field: DefaultField, Table: "t"}
+	for _, tt := range []struct {
+		name string
+		kv   *fakeKV
+		ok   bool
+	}{
+		{"atomic compare-and-set", newKV(), true},
+		{"unknown outcomes", func() *fakeKV { f := newKV(); f.failing = true; return f }(), true},
+		{"stale compare-and-set", func() *fakeKV { f := newKV(); f.staleCAS = true; return f }(), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// the terminals take turns, so that one's compare-and-set
+			// follows another's write of the same key
+			w := NewWorkload(cfg)
+			terms := make([]program.Terminal, 4)
+			for id := range terms {
+				terms[id] = w.NewTerminal(id, 1)
+			}
+			for range 200 {
+				for _, term := range terms {
+					term.Next()
+					_ = term.Execute(context.Background(), program.DB{Driver: tt.kv})
+				}
+			}
+			v, err := w.Check(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.OK != tt.ok {
+				t.Fatalf("OK %v: %s", v.OK, v.Text)
+			}
+			swapped, refused := 0, 0
+			for _, op := range w.History() {
+				if op.Name == "cas" && op.Outcome == history.OK {
+					swapped++
+				}
+				if op.Name == "cas" && op.Outcome == history.Fail {
+					refused++
+				}
+			}
+			if swapped == 0 || refused == 0 {
+				t.Fatalf("%d compare-and-sets swapped, %d did not: want some of each", swapped, refused)
+			}
+		})
+	}
+}
+
+// TestNoCAS: a compare-and-set mix on a driver without the ability is
+// refused before the run, naming what it lacks; reads and writes only run.
+func TestNoCAS(t *testing.T) {
+	db := program.DB{Driver: kvOnly{newKV()}}
+	w := NewWorkload(Config{Keys: 1, CASProportion: 0.5, Field: DefaultField, Table: "t"})
+	if err := w.CheckDB(db); err == nil || !strings.Contains(err.Error(), "has no compare-and-set") || !strings.Contains(err.Error(), KeyCASProp) {
+		t.Fatalf("CheckDB: %v", err)
+	}
+	if err := NewWorkload(Config{Keys: 1, Field: DefaultField, Table: "t"}).CheckDB(db); err != nil {
+		t.Fatalf("CheckDB without compare-and-sets: %v", err)
+	}
+	if err := w.CheckDB(program.DB{Driver: struct{}{}}); err == nil || !strings.Contains(err.Error(), "cannot read and update") {
+		t.Fatalf("CheckDB on no driver: %v", err)
+	}
+}
+
+// sqlKV refuses to update a missing record, as the SQL driver does, and
+// to insert an existing one.
+type sqlKV struct{ *fakeKV }
+
+func (s sqlKV) Update(ctx context.Context, table, key string, values map[string][]byte) error {
+	s.mu.Lock()
+	_, ok := s.cur[key]
+	s.mu.Unlock()
+	if !ok {
+		return outcome.Classified(outcome.NotFound, "update", outcome.ErrNotFound)
+	}
+	return s.fakeKV.Update(ctx, table, key, values)
+}
+
+func (s sqlKV) Insert(ctx context.Context, table, key string, values map[string][]byte) error {
+	s.mu.Lock()
+	_, ok := s.cur[key]
+	s.mu.Unlock()
+	if ok {
+		return outcome.Classified(outcome.Rejected, "insert", errors.New("duplicate key"))
+	}
+	return s.fakeKV.Update(ctx, table, key, values)
+}
+
+// TestWriteCreatesRecord: a write to a key without a record inserts it.
+func TestWriteCreatesRecord(t *testing.T) {
+	kv := sqlKV{newKV()}
+	w := NewWorkload(Config{Keys: 1, Field: DefaultField, Table: "t"})
+	term := w.NewTerminal(0, 1)
+	for range 3 {
+		term.Next()
+		if err := term.Execute(context.Background(), program.DB{Driver: kv}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, op := range w.History() {
+		if op.Outcome != history.OK {
+			t.Fatalf("write %+v", op)
 		}
 	}
 }

@@ -31,7 +31,7 @@ func TestRegisterLinearizableEtcd(t *testing.T) {
 		{"compare-and-sets with linearizable reads pass", "false", "0.3", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			name := "register-etcd-" + tt.serializable + "-cas" + tt.cas
+			name := "register-etcd-" + tt.serializable + "-cas" + strings.ReplaceAll(tt.cas, ".", "")
 			sc := "name: " + name + `
 target: {kind: etcd, nodes: 3}
 workload:
@@ -54,6 +54,11 @@ checks: [linearizable]
 			}
 			var sum struct {
 				Checks map[string]bool `json:"checks_passed"`
+				Totals struct {
+					PerOp map[string]struct {
+						Count int64 `json:"count"`
+					} `json:"per_op"`
+				} `json:"totals"`
 			}
 			b, err := os.ReadFile(filepath.Join(runs[0], "summary.json"))
 			if err != nil || json.Unmarshal(b, &sum) != nil {
@@ -62,6 +67,9 @@ checks: [linearizable]
 			passed, ok := sum.Checks["linearizable"]
 			if !ok || passed != tt.want {
 				t.Fatalf("checks_passed.linearizable = %v (present %v), want %v\n%s", passed, ok, tt.want, errs)
+			}
+			if n := sum.Totals.PerOp["CAS"].Count; (n > 0) != (tt.cas != "0") {
+				t.Errorf("%d compare-and-sets with %s=%s", n, "register.casproportion", tt.cas)
 			}
 			if !tt.want && !strings.Contains(out+errs, "nonlinearizable-key") {
 				t.Errorf("no failed key explained:\n%s\n%s", out, errs)

@@ -371,23 +371,6 @@ func requireCheck(t *testing.T, res txkvtest.Result, negative bool) {
 	}
 }
 
-// serverPending asks a server how many write-sets it received and has not
-// persisted yet (its PQ).
-func (c *cluster) serverPending(name string) int {
-	c.mu.Lock()
-	x := c.servers[name]
-	c.mu.Unlock()
-	conn := wire.NewConn(x.s.Addr())
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	var rep wire.ServerInfoReply
-	if err := conn.Call(ctx, "Server.Info", &wire.ServerArgs{}, &rep); err != nil {
-		return 0
-	}
-	return rep.Pending
-}
-
 // crashableUnderLoad starts 3 servers whose WALs are synced only at
 // heartbeats and whose memstores are not flushed (a crash loses up to a
 // heartbeat of writes), opens a client
@@ -413,13 +396,28 @@ func crashableUnderLoad(t *testing.T, sw coord.TestSwitches) (c *cluster, cl *cl
 	return c, cl, h, stop, wg
 }
 
-// crashServerPending crashes a server once it holds write-sets it has not
-// persisted (which the crash loses from its WAL), so that the recovery
-// must replay them from the recovery log.
+// crashServerPending crashes a server once it holds at least 3 write-sets
+// it has not persisted (one might be a flush whose answer the crash
+// swallows, which the client then sends to the new host), atomically with its heartbeat's WAL sync, so that the crash
+// certainly loses them from its WAL and the recovery must replay them from
+// the recovery log (the negative controls rely on it).
 func (c *cluster) crashServerPending(t *testing.T, name string) {
 	t.Helper()
-	eventually(t, 10*time.Second, name+" to hold unpersisted write-sets", func() bool { return c.serverPending(name) > 0 })
-	c.crashServer(name)
+	c.mu.Lock()
+	x := c.servers[name]
+	c.mu.Unlock()
+	var dropped int
+	eventually(t, 10*time.Second, name+" to hold unpersisted write-sets", func() bool {
+		dropped = x.s.CrashPending(3)
+		return dropped > 0
+	})
+	c.mu.Lock()
+	delete(c.servers, name)
+	c.mu.Unlock()
+	if err := <-x.done; err != server.ErrCrashed {
+		c.t.Errorf("server %s: Run returned %v after Crash", name, err)
+	}
+	t.Logf("%s crashed with %d WAL records not persisted", name, dropped)
 }
 
 // TestServerCrashRecovery: a server crashes under load, losing the WAL

@@ -313,16 +313,6 @@ func TestCoordinatorRestartWithDeadServer(t *testing.T) {
 		{"negative-control/no-server-no-restart-replay", coord.TestSwitches{NoServerReplay: true, NoRestartReplay: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.negative {
-				// In make test of 2026-11-27 the restart recovery with both
-				// replays off never ended (Recovering stayed true for 30 s)
-				// instead of ending with lost commits; until that is
-				// understood this control is skipped, visibly. The
-				// restart replay's own control is in
-				// TestCoordinatorRestartUnderLoad, the server replay's in
-				// TestServerCrashRecovery.
-				t.Skip("negative control hangs in restart recovery with both replays off (under investigation)")
-			}
 			c, cl, h, stop, wg := crashableUnderLoad(t, tc.sw)
 
 			// s1 crashes; the coordinator crashes as soon as it noticed

@@ -193,9 +193,12 @@ type Coordinator struct {
 	restarted     bool                         // the metadata existed at the start
 	started0      time.Time
 	crashed       bool
-	crash         chan struct{}
-	crashOnce     sync.Once
-	failErr       error // why the coordinator stopped (fail-stop), nil after Crash
+	// mute is set before crashed: a handler that saw crashed (and so
+	// persisted nothing) sends no reply, as after a kill -9
+	mute      wire.Mute
+	crash     chan struct{}
+	crashOnce sync.Once
+	failErr   error // why the coordinator stopped (fail-stop), nil after Crash
 
 	// gone keeps the commit outcomes of clients removed after their
 	// failure, so that a commit retried after the removal learns what was
@@ -221,6 +224,7 @@ var ErrStorage = errors.New("stable storage failed")
 // exits non-zero; a restart recovers from what is durable). Continuing
 // would answer commits whose durability is unknown. mu held.
 func (c *Coordinator) failStopLocked(err error) {
+	c.mute.Set()
 	if c.failErr == nil && !c.crashed {
 		c.failErr = fmt.Errorf("coordinator: %w: %w", ErrStorage, err)
 		c.lg.Printf("stopping (fail-stop): %v", err)
@@ -362,7 +366,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	go func() { defer c.wg.Done(); c.detector() }()
 	go func() { defer c.wg.Done(); c.housekeeping() }()
 	serveDone := make(chan struct{})
-	go func() { wire.Serve(c.cfg.Listener, c.rpc); close(serveDone) }()
+	go func() { wire.Serve(c.cfg.Listener, c.rpc, &c.mute); close(serveDone) }()
 	select {
 	case <-c.ctx.Done():
 	case <-c.crash:

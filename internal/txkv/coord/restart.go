@@ -241,6 +241,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // writes nothing more. Run returns ErrCrashed. Start a new Coordinator on
 // the same Dir to restart.
 func (c *Coordinator) Crash() {
+	c.mute.Set() // first: a handler that sees crashed must not answer
 	c.mu.Lock()
 	c.crashed = true
 	c.mu.Unlock()

@@ -117,6 +117,8 @@ type Server struct {
 	hbKick   chan struct{}
 	fatal    chan error
 	crash    chan struct{}
+	// mute silences the server at a Crash: no reply leaves it afterwards
+	mute wire.Mute
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -163,7 +165,50 @@ func New(cfg Config) (*Server, error) {
 // Crash makes Run stop as a crash would, for tests of recovery without
 // processes: it stops serving and heartbeating at once, drops the WAL
 // records not yet synced and does not unregister. Run returns ErrCrashed.
-func (s *Server) Crash() { close(s.crash) }
+func (s *Server) Crash() {
+	s.mute.Set()
+	close(s.crash)
+}
+
+// CrashPending crashes the server as Crash does, but only if its WAL holds
+// at least atLeast (>= 1) records it has not persisted yet, and atomically
+// with its heartbeat's WAL sync, so that the crash certainly loses them
+// (tests of the transactional replay). It returns how many records the
+// crash dropped; 0 means it did not crash.
+func (s *Server) CrashPending(atLeast int) int {
+	return s.whilePending(atLeast, func() {
+		s.mute.Set()
+		s.wal.Abandon()
+		close(s.crash)
+	})
+}
+
+// StopPending starts a clean stop (as cancelling Run's context does), but
+// only if the WAL holds at least atLeast (>= 1) records not persisted yet,
+// and atomically with the heartbeat's WAL sync; before runs first (tests
+// inject the storage fault there). It reports whether it stopped.
+func (s *Server) StopPending(atLeast int, before func()) bool {
+	return s.whilePending(atLeast, func() {
+		before()
+		s.cancel()
+	}) > 0
+}
+
+// whilePending runs f, under the heartbeat's lock, if the WAL holds at
+// least atLeast records not persisted, and returns how many; else 0.
+func (s *Server) whilePending(atLeast int, f func()) int {
+	s.hbMu.Lock()
+	defer s.hbMu.Unlock()
+	if !s.ready.Load() || s.tr.Pending() == 0 {
+		return 0
+	}
+	n := int(s.wal.Appended() - s.wal.Synced())
+	if n < max(atLeast, 1) {
+		return 0
+	}
+	f()
+	return n
+}
 
 // Addr returns the address the server serves on.
 func (s *Server) Addr() string { return s.cfg.Listener.Addr().String() }
@@ -175,7 +220,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
 	serveDone := make(chan struct{})
-	go func() { wire.Serve(s.cfg.Listener, s.rpc); close(serveDone) }()
+	go func() { wire.Serve(s.cfg.Listener, s.rpc, &s.mute); close(serveDone) }()
 	defer func() { s.cfg.Listener.Close(); <-serveDone }()
 
 	if err := s.register(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/rpc"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -143,9 +144,40 @@ func (p *Pool) Close() {
 	p.conns = nil
 }
 
+// Mute makes a served process fall silent as a kill -9 would, for the
+// in-process crashes of tests and for a fail-stop: once Set, no reply
+// leaves it (a connection is closed instead of answered). A handler that
+// changed state after the process decided to stop (it writes nothing to
+// stable storage any more) must not tell a peer that the change happened:
+// the peer would act on a state that a restart does not find. The zero
+// value is not muted.
+type Mute struct{ on atomic.Bool }
+
+// Set mutes; it cannot be undone.
+func (m *Mute) Set() { m.on.Store(true) }
+
+// On reports whether Set was called.
+func (m *Mute) On() bool { return m.on.Load() }
+
+// mutedConn drops every write after its Mute was set, closing the
+// connection instead.
+type mutedConn struct {
+	net.Conn
+	m *Mute
+}
+
+func (c mutedConn) Write(b []byte) (int, error) {
+	if c.m.On() {
+		c.Conn.Close()
+		return 0, net.ErrClosed
+	}
+	return c.Conn.Write(b)
+}
+
 // Serve accepts connections on l and serves srv on each until l is closed.
 // It returns when l is closed; the connections it served are closed too.
-func Serve(l net.Listener, srv *rpc.Server) {
+// With a non-nil m, nothing is written to a connection once m is set.
+func Serve(l net.Listener, srv *rpc.Server, m *Mute) {
 	var mu sync.Mutex
 	conns := map[net.Conn]struct{}{}
 	defer func() {
@@ -164,7 +196,11 @@ func Serve(l net.Listener, srv *rpc.Server) {
 		conns[c] = struct{}{}
 		mu.Unlock()
 		go func() {
-			srv.ServeConn(c)
+			var sc net.Conn = c
+			if m != nil {
+				sc = mutedConn{Conn: c, m: m}
+			}
+			srv.ServeConn(sc)
 			mu.Lock()
 			delete(conns, c)
 			mu.Unlock()

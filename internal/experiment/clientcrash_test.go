@@ -21,7 +21,7 @@ import (
 const clientCrash = `
 name: test-txkv-client-crash
 target: {kind: txkv, nodes: 2, options: {txkv.heartbeat: 250ms}}
-workload: {ycsb: txn, properties: {recordcount: "2000"}}
+workload: {ycsb: txn, properties: {recordcount: "2000", txkv.client-process: "true"}}
 load: {threads: 8, load_threads: 8, rate: 60, warmup: 2s, duration: 20s, window: 500ms}
 schedule:
   - {at: 4s, fault: crash-client, hold: 1s, label: crash}

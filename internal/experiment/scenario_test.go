@@ -30,7 +30,8 @@ import (
 )
 
 // TestMain lets the test binary serve as the faultbench binary the etcd and
-// txkv launchers spawn (`<self> node etcd|txkv-coordinator|txkv-server ...`)
+// txkv launchers spawn (`<self> node etcd|txkv-coordinator|txkv-server ...`,
+// and the txkv driver's client processes, `<self> node txkv-client ...`)
 // when FAULTBENCH_SELF does not name a built binary.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "node" {
@@ -43,6 +44,8 @@ func TestMain(m *testing.M) {
 			err = txkvlauncher.RunCoordinator(ctx, os.Args[3:])
 		case "txkv-server":
 			err = txkvlauncher.RunServer(ctx, os.Args[3:])
+		case "txkv-client":
+			err = txkvlauncher.RunClient(ctx, os.Args[3:])
 		}
 		stop()
 		if err != nil {

@@ -327,6 +327,7 @@ func Entries() []*Target {
 			NodeCommands: map[string]func(context.Context, []string) error{
 				"txkv-coordinator": txkvlauncher.RunCoordinator,
 				"txkv-server":      txkvlauncher.RunServer,
+				"txkv-client":      txkvlauncher.RunClient,
 			},
 			EndpointKey:   txkvdriver.PropCoordinator,
 			Connect:       txkvlauncher.Connect,

@@ -15,8 +15,10 @@ import (
 const recoveryPoll = 100 * time.Millisecond
 
 // CrashClient implements driver.ClientCrasher: the client library instance
-// the load runs on crashes (client.Crash: heartbeats stop, pending flushes
-// are abandoned, it does not unregister) and the load continues on a new
+// the load runs on crashes — with txkv.client-process=true its process is
+// killed with SIGKILL, else it is crashed in this process (client.Crash):
+// heartbeats stop, pending flushes are abandoned, it does not unregister —
+// and the load continues on a new
 // instance named "NAME#N", registered before the crash so that the load
 // does not wait for it. Transactions in flight on the crashed instance fail
 // (a commit in flight has an unknown outcome, class timeout).
@@ -33,15 +35,15 @@ func (d *Driver) CrashClient(ctx context.Context, c driver.ClientCrash) (driver.
 	}
 	d.crashMu.Lock()
 	defer d.crashMu.Unlock()
-	victim := d.Client()
-	var before *client.Client // closed cleanly at the crash
+	victim := d.instance()
+	var before instance // closed cleanly at the crash
 	if c.Hold > 0 {
 		d.gen++
 		held, err := d.open(ctx, d.name+"#"+strconv.Itoa(d.gen), true)
 		if err != nil {
 			return driver.CrashedClient{}, fmt.Errorf("txkv crash-client: opening the instance that holds flushes back: %w", err)
 		}
-		d.cl.Store(held)
+		d.set(held)
 		before, victim = victim, held
 		t := time.NewTimer(c.Hold)
 		select {
@@ -58,17 +60,17 @@ func (d *Driver) CrashClient(ctx context.Context, c driver.ClientCrash) (driver.
 		}
 		// The held instance must crash whatever happens (it never flushes);
 		// the load goes back to the instance it ran on before.
-		d.cl.Store(before)
-		info := victim.Crash()
+		d.set(before)
+		info := victim.crash()
 		return crashed(info, before.Name(), time.Now()), fmt.Errorf("txkv crash-client: opening the replacement client: %w; the load continues on %s", err, before.Name())
 	}
-	d.cl.Store(repl)
-	info := victim.Crash()
+	d.set(repl)
+	info := victim.crash()
 	at := time.Now()
 	var cerr error
 	if before != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.closeTimeout)
-		if err := before.Close(cctx); err != nil {
+		if err := before.close(cctx); err != nil {
 			cerr = fmt.Errorf("txkv crash-client: closing %s, the instance before the hold: %w", before.Name(), err)
 		}
 		cancel()
@@ -90,7 +92,7 @@ func (d *Driver) WaitClientRecovered(ctx context.Context, c driver.CrashedClient
 	var last error
 	for {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st, err := d.Client().ClusterStatus(sctx)
+		st, err := d.instance().status(sctx)
 		cancel()
 		if err == nil {
 			if r, ok := findClientRecovery(st, c); ok {

@@ -19,10 +19,22 @@ import (
 // writers commit through it, with flushes held back: every write-set
 // committed during the hold is replayed by the recovery manager, the load
 // continues on the replacement, and every acknowledged write is readable.
+// In process mode (txkv.client-process) the clients are processes and the
+// crash is a SIGKILL of the one the load runs on.
 func TestCrashClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real txkv processes")
 	}
+	for _, procs := range []bool{false, true} {
+		name := "in-process"
+		if procs {
+			name = "client-process"
+		}
+		t.Run(name, func(t *testing.T) { crashClient(t, procs) })
+	}
+}
+
+func crashClient(t *testing.T, procs bool) {
 	t.Setenv("TMPDIR", t.TempDir())
 	env, err := launcher.NewEnv()
 	if err != nil {
@@ -38,12 +50,18 @@ func TestCrashClient(t *testing.T) {
 	p := properties.New()
 	txkvl.Connect(p, c)
 	p.Set(txkvdriver.PropName, "crash-test")
+	if procs {
+		p.Set(txkvdriver.PropClientProcess, "true")
+	}
 	d, err := txkvdriver.NewDriver(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	first := d.Client().Name()
+	first := d.ClientName()
+	if d.ClientProcesses() != procs {
+		t.Fatalf("client processes: %v, want %v", d.ClientProcesses(), procs)
+	}
 
 	// writers: each writes its own keys, one per transaction, and keeps
 	// for each the values it may hold: the last acknowledged and any
@@ -78,8 +96,8 @@ func TestCrashClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("crashed: %+v", crashed)
-	if crashed.Name != first+"#1" || crashed.Replacement != first+"#2" || d.Client().Name() != crashed.Replacement {
-		t.Errorf("names: crashed %s, replacement %s, current %s (first %s)", crashed.Name, crashed.Replacement, d.Client().Name(), first)
+	if crashed.Name != first+"#1" || crashed.Replacement != first+"#2" || d.ClientName() != crashed.Replacement {
+		t.Errorf("names: crashed %s, replacement %s, current %s (first %s)", crashed.Name, crashed.Replacement, d.ClientName(), first)
 	}
 	if crashed.Unflushed == 0 {
 		t.Errorf("no write-set committed during the hold")

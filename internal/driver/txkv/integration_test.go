@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 			err = txkvl.RunCoordinator(ctx, os.Args[3:])
 		case "txkv-server":
 			err = txkvl.RunServer(ctx, os.Args[3:])
+		case "txkv-client":
+			err = txkvl.RunClient(ctx, os.Args[3:])
 		}
 		stop()
 		if err != nil {

@@ -10,7 +10,11 @@
 // write-write conflict, first committer wins) is a Conflict-class error.
 //
 // One client library instance serves all worker goroutines of a run — the
-// paper's one client node with many client threads.
+// paper's one client node with many client threads. With
+// txkv.client-process=true it runs in a client process of its own
+// (internal/txkv/clientproc), which the crash-client fault kills with
+// SIGKILL; by default it runs in this process and crash-client simulates
+// the crash (client.Crash).
 package txkv
 
 import (
@@ -39,15 +43,22 @@ const (
 	PropCloseTimeout = "txkv.close-timeout"
 	// PropName names the client in the coordinator's log (default host/pid).
 	PropName = "txkv.client-name"
+	// PropClientProcess runs the client library instance in a client
+	// process of its own (`faultbench node txkv-client`), so that
+	// crash-client is a real kill -9 (default false).
+	PropClientProcess = "txkv.client-process"
 )
 
 // PropertyNames returns the driver's property keys.
-func PropertyNames() []string { return []string{PropCoordinator, PropCloseTimeout, PropName} }
+func PropertyNames() []string {
+	return []string{PropCoordinator, PropCloseTimeout, PropName, PropClientProcess}
+}
 
 // Driver is the txkv driver. It is safe for concurrent use.
 type Driver struct {
-	cl           atomic.Pointer[client.Client] // the instance the load runs on
+	cur          atomic.Pointer[holder] // the instance the load runs on
 	closeTimeout time.Duration
+	procs        bool // instances are client processes
 	coordinator  string
 	name         string // the first instance's name; replacements add #N
 
@@ -94,38 +105,73 @@ func NewDriver(ctx context.Context, p *properties.Properties) (*Driver, error) {
 	if ct <= 0 {
 		return nil, p.Error(PropCloseTimeout, "must be positive")
 	}
+	procs, err := p.Bool(PropClientProcess, false)
+	if err != nil {
+		return nil, err
+	}
 	name := p.String(PropName, "")
 	if name == "" {
 		h, _ := os.Hostname()
 		name = fmt.Sprintf("%s/%d", h, os.Getpid())
 	}
-	d := &Driver{closeTimeout: ct, coordinator: addr, name: name}
-	cl, err := d.open(ctx, name, false)
+	d := &Driver{closeTimeout: ct, coordinator: addr, name: name, procs: procs}
+	in, err := d.open(ctx, name, false)
 	if err != nil {
 		return nil, err
 	}
-	d.cl.Store(cl)
+	d.set(in)
 	return d, nil
 }
 
-// open registers a client library instance.
-func (d *Driver) open(ctx context.Context, name string, skipFlush bool) (*client.Client, error) {
+// holder lets instances of both kinds share one atomic pointer.
+type holder struct{ in instance }
+
+func (d *Driver) set(in instance) { d.cur.Store(&holder{in}) }
+
+// open registers a client library instance (in a client process with
+// txkv.client-process=true).
+func (d *Driver) open(ctx context.Context, name string, skipFlush bool) (instance, error) {
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cl, err := client.Open(octx, client.Config{Coordinator: d.coordinator, Name: name, SkipFlush: skipFlush})
+	var in instance
+	var err error
+	if d.procs {
+		// a process start-up is slower than a registration on a loaded machine
+		pctx, pcancel := context.WithTimeout(ctx, 60*time.Second)
+		in, err = d.startProc(pctx, name, skipFlush)
+		pcancel()
+	} else {
+		var cl *client.Client
+		cl, err = client.Open(octx, client.Config{Coordinator: d.coordinator, Name: name, SkipFlush: skipFlush})
+		if err == nil {
+			in = local{cl}
+		}
+	}
 	if err != nil {
 		return nil, outcome.Classified(outcome.ClassOf(err), "connect", err)
 	}
-	return cl, nil
+	return in, nil
 }
 
-// Client returns the client library instance the load currently runs on
+// instance returns the client library instance the load currently runs on
 // (another one after CrashClient).
-func (d *Driver) Client() *client.Client { return d.cl.Load() }
+func (d *Driver) instance() instance { return d.cur.Load().in }
+
+// ClientName returns the name of the client library instance the load
+// currently runs on (another one after CrashClient).
+func (d *Driver) ClientName() string { return d.instance().Name() }
+
+// ClientProcesses reports whether the driver's client instances run in
+// client processes (txkv.client-process).
+func (d *Driver) ClientProcesses() bool { return d.procs }
 
 // Version implements the optional version report of env.json.
 func (d *Driver) Version(context.Context) (string, error) {
-	return "txkv (faultbench), persistence " + string(d.Client().Config().Persistence), nil
+	v := "txkv (faultbench), persistence " + string(d.instance().persistence())
+	if d.procs {
+		v += ", client processes"
+	}
+	return v, nil
 }
 
 // classify sorts client errors into driver classes.
@@ -160,14 +206,14 @@ func contains(xs []string, x string) bool {
 
 // Begin implements driver.Transactional.
 func (d *Driver) Begin(ctx context.Context) (driver.Txn, error) {
-	t, err := d.Client().Begin(ctx)
+	t, err := d.instance().begin(ctx)
 	if err != nil {
 		return nil, classify("begin", err)
 	}
 	return &txn{t: t}, nil
 }
 
-type txn struct{ t *client.Txn }
+type txn struct{ t txnOps }
 
 func (t *txn) Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
 	m, ok, err := t.t.Read(ctx, table, key, fields)
@@ -180,16 +226,16 @@ func (t *txn) Read(ctx context.Context, table, key string, fields []string) (map
 	return m, nil
 }
 
-func (t *txn) Update(_ context.Context, table, key string, values map[string][]byte) error {
-	return classify("update", t.t.Write(table, key, values))
+func (t *txn) Update(ctx context.Context, table, key string, values map[string][]byte) error {
+	return classify("update", t.t.Write(ctx, table, key, values))
 }
 
-func (t *txn) Insert(_ context.Context, table, key string, values map[string][]byte) error {
-	return classify("insert", t.t.Write(table, key, values))
+func (t *txn) Insert(ctx context.Context, table, key string, values map[string][]byte) error {
+	return classify("insert", t.t.Write(ctx, table, key, values))
 }
 
-func (t *txn) Delete(_ context.Context, table, key string) error {
-	return classify("delete", t.t.Delete(table, key))
+func (t *txn) Delete(ctx context.Context, table, key string) error {
+	return classify("delete", t.t.Delete(ctx, table, key))
 }
 
 func (t *txn) Commit(ctx context.Context) error {
@@ -227,7 +273,7 @@ var _ interface {
 
 // Scan implements driver.Driver as a read-only transaction.
 func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fields []string) ([]map[string][]byte, error) {
-	t, err := d.Client().Begin(ctx)
+	t, err := d.instance().begin(ctx)
 	if err != nil {
 		return nil, classify("scan", err)
 	}
@@ -247,8 +293,8 @@ func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fi
 	return out, nil
 }
 
-func (d *Driver) write(ctx context.Context, op string, do func(*client.Txn) error) error {
-	t, err := d.Client().Begin(ctx)
+func (d *Driver) write(ctx context.Context, op string, do func(txnOps) error) error {
+	t, err := d.instance().begin(ctx)
 	if err != nil {
 		return classify(op, err)
 	}
@@ -262,17 +308,17 @@ func (d *Driver) write(ctx context.Context, op string, do func(*client.Txn) erro
 
 // Update implements driver.Driver as a one-write transaction.
 func (d *Driver) Update(ctx context.Context, table, key string, values map[string][]byte) error {
-	return d.write(ctx, "update", func(t *client.Txn) error { return t.Write(table, key, values) })
+	return d.write(ctx, "update", func(t txnOps) error { return t.Write(ctx, table, key, values) })
 }
 
 // Insert implements driver.Driver as a one-write transaction.
 func (d *Driver) Insert(ctx context.Context, table, key string, values map[string][]byte) error {
-	return d.write(ctx, "insert", func(t *client.Txn) error { return t.Write(table, key, values) })
+	return d.write(ctx, "insert", func(t txnOps) error { return t.Write(ctx, table, key, values) })
 }
 
 // Delete implements driver.Driver as a one-delete transaction.
 func (d *Driver) Delete(ctx context.Context, table, key string) error {
-	return d.write(ctx, "delete", func(t *client.Txn) error { return t.Delete(table, key) })
+	return d.write(ctx, "delete", func(t txnOps) error { return t.Delete(ctx, table, key) })
 }
 
 // Close waits for pending flushes (txkv.close-timeout) and unregisters.
@@ -281,5 +327,5 @@ func (d *Driver) Close() error {
 	defer d.crashMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), d.closeTimeout)
 	defer cancel()
-	return d.Client().Close(ctx)
+	return d.instance().close(ctx)
 }

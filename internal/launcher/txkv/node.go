@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/txkv/clientproc"
 	"github.com/faultbench/faultbench/internal/txkv/coord"
 	"github.com/faultbench/faultbench/internal/txkv/server"
 	"github.com/faultbench/faultbench/internal/txkv/wire"
@@ -141,4 +142,14 @@ func RunServer(ctx context.Context, args []string) error {
 		return nil
 	}
 	return err
+}
+
+// RunClient is the body of the hidden command `faultbench node txkv-client
+// --coordinator ADDR --name NAME [--skip-flush]`: a txkv client library
+// instance in a process of its own, which the txkv driver starts with
+// txkv.client-process=true and drives over 127.0.0.1 (internal/txkv/clientproc),
+// so that the crash-client fault can kill it with SIGKILL. It exits when
+// its standard input ends.
+func RunClient(ctx context.Context, args []string) error {
+	return clientproc.RunNode(ctx, args)
 }

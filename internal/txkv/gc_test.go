@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/txkv/client"
+	"github.com/faultbench/faultbench/internal/txkv/store"
 	"github.com/faultbench/faultbench/internal/txkv/wire"
 )
 
@@ -111,3 +114,65 @@ func TestVersionGC(t *testing.T) {
 	write(20)
 	eventually(t, 10*time.Second, "v20", func() bool { v, _ := get(t, cl, keys[1]); return v == "v20" })
 }
+
+// TestRegionFilesCompacted: under a load that keeps rewriting a few rows
+// with a tiny memstore (a region file every flusher tick), the servers
+// compact region files below the low-water mark, so the files of every
+// region stay few and a region opens reading a bounded amount, while the
+// latest values stay readable. Without the compactor the files pile up
+// (a new one per region every 200 ms), and this test fails.
+func TestRegionFilesCompacted(t *testing.T) {
+	cfg := testConfig(wire.Async)
+	cfg.MemstoreFlushBytes = 1 << 10
+	cfg.SessionTimeout = 5 * time.Second // a loaded machine must not fail the writer
+	c := startCluster(t, 2, cfg)
+	cl := openClient(t, c.addr)
+	defer cl.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	keys := []string{"user15", "user35", "user55", "user75", "user95"}
+	var last string
+	for i := 0; i < 400; i++ {
+		tx, err := cl.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := fmt.Sprintf("value-%d-%s", i, strings.Repeat("x", 300))
+		for _, k := range keys {
+			tx.Write("t", k, map[string][]byte{"f": []byte(v)})
+		}
+		if _, err := tx.Commit(ctx); err == nil {
+			last = v
+		} else if !errors.Is(err, client.ErrAborted) {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	eventually(t, 10*time.Second, "the last write", func() bool { v, _ := get(t, cl, keys[2]); return v == last })
+	// let the compactor catch up with the last flushes
+	var files, bytes int64
+	eventually(t, 20*time.Second, "few region files", func() bool {
+		files, bytes = 0, 0
+		for id := range c.regions {
+			dir := store.Dir(filepath.Join(c.dir, "storage"), wire.RegionID(id))
+			ld, err := store.New(wire.Region{ID: wire.RegionID(id)}).LoadDir(dir)
+			if err != nil {
+				return false
+			}
+			files += int64(ld.Files)
+			bytes += ld.Bytes
+		}
+		return files <= int64(c.regions)*compactBound
+	})
+	t.Logf("after 400 commits of %d rows: %d region files, %d bytes in all", len(keys), files, bytes)
+	for _, k := range keys {
+		if v, _ := get(t, cl, k); v != last {
+			t.Errorf("%s = %.20q..., want the last write", k, v)
+		}
+	}
+}
+
+// compactBound is how many region files a region may have in
+// TestRegionFilesCompacted: the compactor's threshold plus what the
+// flusher writes between two of its rounds.
+const compactBound = 8

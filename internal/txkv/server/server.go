@@ -236,9 +236,10 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("server %s: WAL: %w", s.cfg.Name, err)
 	}
 	s.ready.Store(true)
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.heartbeats() }()
 	go func() { defer s.wg.Done(); s.flusher() }()
+	go func() { defer s.wg.Done(); s.compactor() }()
 
 	var runErr error
 	select {
@@ -447,6 +448,60 @@ func (s *Server) flusher() {
 		}
 		s.flushAll(sealed > 2)
 		s.truncateWAL()
+	}
+}
+
+// compactFiles is how many region files a region has before the
+// compactor merges them.
+const compactFiles = 4
+
+// compactor merges the region files of online regions that have
+// compactFiles or more into one, dropping versions below the
+// coordinator's low-water mark (store.Compact: crash-safe, fenced by the
+// lease), so that region files, and the time a region takes to open after
+// a failure, stay bounded by the live data instead of growing with the
+// run's length. It runs beside the flusher, so a long compaction does not
+// hold memstore flushes back.
+func (s *Server) compactor() {
+	t := time.NewTicker(max(5*s.cluster.Heartbeat, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		lw := s.lowWater.Load()
+		if lw == 0 || s.fence() != nil {
+			continue
+		}
+		s.mu.RLock()
+		var todo []*hosted
+		for _, h := range s.regions {
+			if h.state == stOnline && h.st.Files() >= compactFiles {
+				todo = append(todo, h)
+			}
+		}
+		s.mu.RUnlock()
+		for _, h := range todo {
+			if s.ctx.Err() != nil {
+				return
+			}
+			info := h.st.Info()
+			start := time.Now()
+			c, err := store.Compact(info, store.Dir(s.cfg.Storage, info.ID), s.cfg.Name, lw, s.fence)
+			if c.Path != "" {
+				h.st.Compacted(c) // the merged file is in place, also when a removal failed
+			}
+			switch {
+			case errors.Is(err, store.ErrFenced):
+			case err != nil:
+				s.lg.Printf("compacting region %d: %v", info.ID, err)
+			case c.Files > 0:
+				s.lg.Printf("region %d: compacted %d files (%d bytes) into %d bytes below %d in %v",
+					info.ID, c.Files, c.InBytes, c.OutBytes, lw, time.Since(start).Round(time.Millisecond))
+			}
+		}
 	}
 }
 

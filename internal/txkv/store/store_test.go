@@ -96,9 +96,9 @@ func TestFlushAndLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	r2 := New(wire.Region{ID: 3})
-	n, err := r2.LoadDir(dir)
-	if err != nil || n != 2 {
-		t.Fatalf("load: %d files, %v", n, err)
+	ld, err := r2.LoadDir(dir)
+	if err != nil || ld.Files != 2 {
+		t.Fatalf("load: %+v, %v", ld, err)
 	}
 	if !Equal(r, r2) {
 		t.Fatal("loaded region differs")

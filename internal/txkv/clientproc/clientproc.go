@@ -152,7 +152,6 @@ type service struct {
 	mu   sync.Mutex
 	next uint64
 	txns map[uint64]*client.Txn
-	stop func(closeClient bool)
 }
 
 func (s *service) ctx(a *Args) (context.Context, context.CancelFunc) {
@@ -277,20 +276,21 @@ func (s *service) Info(a *Args, r *InfoReply) error {
 	return nil
 }
 
-// Close closes the client cleanly (its flushes end, it unregisters) and
-// ends the process.
+// Close closes the client cleanly (its flushes end, it unregisters); the
+// process ends when the parent then closes its standard input (ending it
+// here could cut this reply off).
 func (s *service) Close(a *Args, r *Reply) error {
 	ctx, cancel := s.ctx(a)
 	defer cancel()
 	*r = replyOf(s.cl.Close(ctx))
-	s.stop(false)
 	return nil
 }
 
 // Serve is the child: it opens a client library instance with cfg, serves
-// it on 127.0.0.1 and writes "ready ADDR" to out; it returns when ctx ends,
-// when in ends (the parent is gone: the client is abandoned, as a crash
-// would leave it) or after a Close call (the client closed cleanly).
+// it on 127.0.0.1 and writes "ready ADDR" to out; it returns when ctx ends
+// (the client is closed cleanly) or when in ends: the parent let go after
+// a Close call, or is gone (the client is then abandoned, as a crash would
+// leave it; after Close, abandoning it changes nothing).
 func Serve(ctx context.Context, cfg client.Config, in io.Reader, out io.Writer) error {
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	cl, err := client.Open(octx, cfg)
@@ -303,13 +303,8 @@ func Serve(ctx context.Context, cfg client.Config, in io.Reader, out io.Writer) 
 		cl.Abandon()
 		return fmt.Errorf("client process %s: %w", cfg.Name, err)
 	}
-	done := make(chan bool, 3)
-	svc := &service{cl: cl, txns: map[uint64]*client.Txn{}, stop: func(closeClient bool) {
-		select {
-		case done <- closeClient:
-		default:
-		}
-	}}
+	svc := &service{cl: cl, txns: map[uint64]*client.Txn{}}
+	parentGone := make(chan struct{})
 	srv := rpc.NewServer()
 	if err := srv.RegisterName("Proc", svc); err != nil {
 		l.Close()
@@ -320,7 +315,7 @@ func Serve(ctx context.Context, cfg client.Config, in io.Reader, out io.Writer) 
 	go func() { wire.Serve(l, srv, nil); close(serveDone) }()
 	go func() {
 		_, _ = io.Copy(io.Discard, in)
-		svc.stop(false) // the parent is gone or let go: abandon
+		close(parentGone) // the parent is gone or let go
 	}()
 	if _, err := fmt.Fprintf(out, "ready %s\n", l.Addr()); err != nil {
 		l.Close()
@@ -332,7 +327,7 @@ func Serve(ctx context.Context, cfg client.Config, in io.Reader, out io.Writer) 
 	select {
 	case <-ctx.Done():
 		closed = true
-	case closed = <-done:
+	case <-parentGone:
 	}
 	if closed {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh — install what faultbench's targets and tools need, idempotently.
 #
-#   scripts/setup.sh                      everything: redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh
+#   scripts/setup.sh                      everything: redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh, fuse
 #                                         (make test)
 #   scripts/setup.sh --only demo          what `make demo` needs: Go alone (the demo's etcd members run inside
 #                                         the faultbench binary); installs no system package, touches no service
@@ -15,6 +15,8 @@
 #   scripts/setup.sh --only sysbench      Debian's sysbench (bench/vs-sysbench.sh's peer for TPC-C)
 #   scripts/setup.sh --only ssh           Debian's openssh-server and nftables (the distributed test runs one sshd per
 #                                         network namespace; docs/distributed.md)
+#   scripts/setup.sh --only fuse          Debian's fuse3 (fusermount3: the file-system layer of disk faults,
+#                                         `cluster up --disk-faults`; docs/faults.md)
 #
 # Installs only what is missing (apt-get update first, and only then), runs
 # as root or through sudo, and prints nothing when all went well. A system
@@ -315,11 +317,20 @@ setup_ssh() {
 	fi
 }
 
+setup_fuse() {
+	# fusermount3: the disk-fault file system (internal/diskfs) mounts and
+	# unmounts through it
+	if ! command -v fusermount3 >/dev/null 2>&1 && ! command -v fusermount >/dev/null 2>&1; then
+		apt_install fuse3
+		command -v fusermount3 >/dev/null 2>&1 || die "fusermount3 still not on PATH after installing fuse3"
+	fi
+}
+
 only=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--only)
-		[ $# -ge 2 ] || die "--only needs one of: demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh"
+		[ $# -ge 2 ] || die "--only needs one of: demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh, fuse"
 		only=$2
 		shift 2
 		;;
@@ -347,6 +358,7 @@ case "$only" in
 	setup_chromium
 	setup_sysbench
 	setup_ssh
+	setup_fuse
 	;;
 demo) setup_demo ;;
 redis) setup_redis ;;
@@ -357,5 +369,6 @@ staticcheck) setup_staticcheck ;;
 chromium) setup_chromium ;;
 sysbench) setup_sysbench ;;
 ssh) setup_ssh ;;
-*) die "--only $only: want demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench or ssh" ;;
+fuse) setup_fuse ;;
+*) die "--only $only: want demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh or fuse" ;;
 esac

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/clusterctl"
+	"github.com/faultbench/faultbench/internal/diskfs"
 	"github.com/faultbench/faultbench/internal/distrib"
 	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/launcher"
@@ -77,6 +78,26 @@ func commands() []command {
 				return flag.ErrHelp
 			}
 			return netns.Exec(args)
+		}},
+		{name: diskfs.ServeCommand, summary: "serve one node's disk-fault file system (internal, used by --disk-faults)", hidden: true, run: func(a *app, ctx context.Context, args []string) error {
+			fs := flag.NewFlagSet("faultbench "+diskfs.ServeCommand+" serve", flag.ContinueOnError)
+			fs.SetOutput(a.stderr)
+			data := fs.String("data", "", "the node's data directory: the mount point (required)")
+			dieWithParent := fs.Bool("die-with-parent", false, "unmount and exit when the starting process dies")
+			if len(args) == 0 || args[0] != "serve" {
+				fmt.Fprintf(a.stdout, "Usage: faultbench %s serve --data DIR [--die-with-parent] (internal: the file system of disk faults, docs/faults.md)\n", diskfs.ServeCommand)
+				if isHelp(args) {
+					return flag.ErrHelp
+				}
+				return usagef("%s: want the subcommand serve", diskfs.ServeCommand)
+			}
+			if err := fs.Parse(args[1:]); err != nil {
+				return usagef("%v", err)
+			}
+			if *data == "" || fs.NArg() > 0 {
+				return usagef("%s serve: want --data DIR and nothing else", diskfs.ServeCommand)
+			}
+			return diskfs.Serve(ctx, *data, diskfs.ServeOptions{DieWithParent: *dieWithParent})
 		}},
 		{name: netns.RelayCommand, summary: "delay relay inside a node's network namespace (internal, used by fault delay)", hidden: true, run: func(a *app, ctx context.Context, args []string) error {
 			if isHelp(args) {
@@ -203,6 +224,7 @@ const clusterExamples = `  faultbench cluster up etcd --nodes 3
   faultbench cluster up redis-cluster --nodes 3 --replicas 1 -o redis.cluster-node-timeout=1000
   faultbench cluster up txkv --servers 3                  # coordinator + 3 region servers
   faultbench cluster up etcd --nodes 5 --net              # each member in its own network namespace (root)
+  faultbench cluster up etcd --disk-faults                # each member's data on a FUSE layer: power-loss, disk-delay ...
   faultbench cluster up cassandra --nodes 3 --rf 3
   faultbench cluster up etcd --hosts hosts.yaml         # a member on each node host of the inventory, over SSH
   faultbench cluster status etcd
@@ -234,6 +256,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	hostsFile := fs.String("hosts", "", "up: one node per `node`-role host of this inventory file, over SSH (etcd; docs/distributed.md)")
 	acceptNew := fs.Bool("accept-new-host-keys", false, "--hosts: add the SSH host keys of hosts not yet in known_hosts (a changed key is refused anyway)")
 	netNS := fs.Bool("net", false, "up: every node in a network namespace of its own (198.18.0.0/15, needs root), for network faults (docs/faults.md)")
+	diskFaults := fs.Bool("disk-faults", false, "up: every node's data directory on a FUSE layer of its own, for power-loss and disk faults (docs/faults.md; the same as -o disk=fuse)")
 	var opts listFlag
 	fs.Var(&opts, "o", "launcher option `key=value` (repeatable), see docs/targets-*.md")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
@@ -324,7 +347,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 				return usagef("--%s is for `cluster up %s`, not `cluster %s`", name, of.owner.Kind, action)
 			}
 		}
-		for _, f := range []string{"nodes", "replicas", "dir", "o", "keep-data", "net", "hosts", "accept-new-host-keys"} {
+		for _, f := range []string{"nodes", "replicas", "dir", "o", "keep-data", "net", "disk-faults", "hosts", "accept-new-host-keys"} {
 			if set[f] && !(f == "keep-data" && action == "down") {
 				return usagef("--%s is for `cluster up`, not `cluster %s`", f, action)
 			}
@@ -339,6 +362,9 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	case "up":
 		if *netNS {
 			o[clusterctl.OptNet] = clusterctl.NetNamespaces
+		}
+		if *diskFaults {
+			o[clusterctl.OptDisk] = clusterctl.DiskFuse
 		}
 		spec := launcher.Spec{Name: cname, Nodes: *nodes, Replicas: *replicas, Dir: *dir, Detached: true, KeepData: *keep, Options: o}
 		if err := a.upOnHosts(kind, *hostsFile, *acceptNew, set, env, &spec); err != nil {

@@ -72,8 +72,14 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 		}
 		_ = m.Store.Remove(spec.Name)
 	}
+	if err := checkDisk(spec); err != nil {
+		return nil, err
+	}
 	env, nw, err := m.netEnv(ctx, spec)
 	if err != nil {
+		return nil, fmt.Errorf("starting %s cluster: %w", kind, err)
+	}
+	if env, err = diskEnv(env, spec.Options); err != nil {
 		return nil, fmt.Errorf("starting %s cluster: %w", kind, err)
 	}
 	c, err := t.Launcher.Up(ctx, env, launcherSpec(spec))
@@ -81,6 +87,7 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 		c.Name = spec.Name
 		c.Detached = spec.Detached
 		c.OwnerPID = os.Getpid()
+		recordDisk(c, spec.Options)
 		if nerr := recordNet(c, nw); nerr != nil && err == nil {
 			err = nerr
 		}

@@ -31,7 +31,11 @@ func (m *Manager) FaultCluster(c *launcher.Cluster, events *event.Log, healthTim
 	if healthTimeout <= 0 {
 		healthTimeout = t.UpTimeout
 	}
-	return &fault.Cluster{Launcher: t.Launcher, Env: m.Env, Cluster: c, Events: events, Save: m.Save, HealthTimeout: healthTimeout}, nil
+	env, err := diskEnv(m.Env, c.Options) // a node started again starts on its layer
+	if err != nil {
+		return nil, err
+	}
+	return &fault.Cluster{Launcher: t.Launcher, Env: env, Cluster: c, Events: events, Save: m.Save, HealthTimeout: healthTimeout}, nil
 }
 
 // ErrNoneRunning is Choose's error when no cluster is recorded as running.

@@ -141,15 +141,17 @@ func netSummary(c *launcher.Cluster) string {
 	return fmt.Sprintf(", network %s: %d namespaces, %d links, %d rules", st.Subnet, len(st.Namespaces), len(st.Links), len(st.Rules))
 }
 
-// launcherSpec returns spec without the network options, which are this
-// package's business, not the launcher's.
+// launcherSpec returns spec without the network and disk options, which
+// are this package's business, not the launcher's.
 func launcherSpec(spec launcher.Spec) launcher.Spec {
-	if _, ok := spec.Options[OptNet]; !ok {
+	_, net := spec.Options[OptNet]
+	_, disk := spec.Options[OptDisk]
+	if !net && !disk {
 		return spec
 	}
 	o := make(map[string]string, len(spec.Options))
 	for k, v := range spec.Options {
-		if k != OptNet && k != OptNetState {
+		if k != OptNet && k != OptNetState && k != OptDisk {
 			o[k] = v
 		}
 	}

@@ -136,6 +136,7 @@ func NewRegistry() *Registry {
 	r.m[ActionDelay] = func() Fault { return &linkFault{action: ActionDelay} }
 	r.m[ActionAddNode] = func() Fault { return &addNodeFault{} }
 	r.m[ActionRemoveNode] = func() Fault { return &removeNodeFault{} }
+	registerDisk(r)
 	return r
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -128,6 +129,34 @@ func (s Step) detail() string {
 		return out
 	}
 	return fmt.Sprintf("%s %s", s.Action, s.Node)
+}
+
+// eventDetail is detail with the step's other parameters, for its events:
+// "disk-delay n1 (fsync=50ms, distribution=exponential)".
+func (s Step) eventDetail() string {
+	return s.detail() + paramsText(s.Params)
+}
+
+// paramsText renders a step's params but those with a field of their own
+// (which detail shows), sorted by name: " (fsync=50ms,
+// distribution=exponential)"; "" without any.
+func paramsText(p map[string]string) string {
+	names := make([]string, 0, len(p))
+	for n := range p {
+		switch n {
+		case paramHold, paramCount, paramStreaming, paramBootstrap:
+			continue
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		names[i] = n + "=" + p[n]
+	}
+	return " (" + strings.Join(names, ", ") + ")"
 }
 
 // Schedule is a list of steps in time order.
@@ -325,7 +354,7 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 			break
 		}
 		label := sched.label(i, r)
-		detail := st.detail()
+		detail := st.eventDetail()
 		k := reg.kindOf(st.Action)
 		f, err := reg.New(st.Action)
 		if err != nil { // validated above; only a registry changed meanwhile gets here
@@ -340,7 +369,7 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 			stepErr(err)
 			continue
 		}
-		detail = st.detail() // with the parameters as configured
+		detail = st.eventDetail() // with the parameters as configured
 		if !IsRepair(f) && !st.Concurrent {
 			if err := t.WaitHealthy(ctx, fmt.Sprintf("before %s", detail)); err != nil {
 				if ctx.Err() == nil {
@@ -517,7 +546,7 @@ func RestoreAll(ctx context.Context, t *Cluster) error {
 	sortNames(toStart)
 	const label = "restore-all"
 	var errs []error
-	errs = append(errs, healNetwork(ctx, t, label))
+	errs = append(errs, healNetwork(ctx, t, label), healDisks(ctx, t, label))
 	if len(toResume) > 0 {
 		_, err := execute(ctx, t, &resumeFault{}, builtinKind(ActionResume), toResume, "resume "+joinNodes(toResume), label)
 		errs = append(errs, err)
@@ -606,6 +635,6 @@ func ApplyStep(ctx context.Context, t *Cluster, reg *Registry, st Step) ([]strin
 	if err := configure(reg, f, &st, ""); err != nil {
 		return nil, fmt.Errorf("%s: %w", action, err)
 	}
-	_, err = execute(ctx, t, f, reg.kindOf(action), nodes, fmt.Sprintf("%s %s", action, selector), "")
+	_, err = execute(ctx, t, f, reg.kindOf(action), nodes, fmt.Sprintf("%s %s%s", action, selector, paramsText(st.Params)), "")
 	return nodes, err
 }

@@ -43,7 +43,7 @@ func TestValidateRejects(t *testing.T) {
 			{At: 2 * time.Second, Action: ActionKill, Node: "n1"},
 			{At: time.Second, Action: ActionStart, Node: "n1"},
 		}, []string{"step 2", "time order", "1s comes after 2s"}},
-		{"unknown action", Schedule{{Action: "explode", Node: "n1"}}, []string{`unknown fault action "explode"`, "heal, kill, loss, partition, pause, remove-node, restart, resume, start, stop"}},
+		{"unknown action", Schedule{{Action: "explode", Node: "n1"}}, []string{`unknown fault action "explode"`, "heal, kill, loss, partition, pause, power-loss, remove-node, restart, resume, start, stop"}},
 		{"empty node", Schedule{{Action: ActionKill}}, []string{"empty node selector", "leader"}},
 		{"bad any", Schedule{{Action: ActionKill, Node: "any:0"}}, []string{"any:N"}},
 		{"used before bound", Schedule{
@@ -247,7 +247,7 @@ func TestRunRejectsInvalidScheduleUpFront(t *testing.T) {
 
 func TestRegistryUnknownListsKnown(t *testing.T) {
 	_, err := NewRegistry().New("explode")
-	if err == nil || !strings.Contains(err.Error(), "known: add-node, bandwidth, crash-client, delay, heal, kill, loss, partition, pause, remove-node, restart, resume, start, stop") {
+	if err == nil || !strings.Contains(err.Error(), "known: add-node, bandwidth, crash-client, delay, disk-delay, disk-error, disk-full, disk-heal, disk-stall, heal, kill, loss, partition, pause, power-loss, remove-node, restart, resume, start, stop") {
 		t.Errorf("err = %v", err)
 	}
 	for _, a := range NewRegistry().Names() {
@@ -255,7 +255,7 @@ func TestRegistryUnknownListsKnown(t *testing.T) {
 		if err != nil || f.Name() != a {
 			t.Errorf("New(%s) = %v, %v", a, f, err)
 		}
-		if want := a == ActionStart || a == ActionResume || a == ActionHeal; IsRepair(f) != want {
+		if want := a == ActionStart || a == ActionResume || a == ActionHeal || a == ActionDiskHeal; IsRepair(f) != want {
 			t.Errorf("IsRepair(%s) = %v", a, IsRepair(f))
 		}
 		if want := a == ActionCrashClient; IsClientFault(f) != want {

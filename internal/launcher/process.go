@@ -32,6 +32,10 @@ type Env struct {
 	// Remote reaches inventory hosts, for clusters whose nodes run there
 	// (Spec.Hosts); nil when no inventory was given.
 	Remote Hosts
+	// Disk, if set, puts a file-system layer under the data directory of
+	// every node of this machine before SpawnNode starts it (disk faults,
+	// internal/diskfs); nil: nodes use their directories as they are.
+	Disk DiskLayer
 
 	spawnReq chan spawnReq
 	mu       sync.Mutex

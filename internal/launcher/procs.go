@@ -120,6 +120,11 @@ func (c *Cluster) RunsNodeOn(ctx context.Context, n *Node) bool {
 // (always in a session of its own: nothing ties it to this process).
 func (e *Env) SpawnNode(ctx context.Context, c *Cluster, n *Node) (int, error) {
 	if n.Host == "" {
+		if e.Disk != nil && n.DataDir != "" {
+			if err := e.Disk.Ready(ctx, c, n); err != nil {
+				return 0, fmt.Errorf("spawn %s: %w", n.Name, err)
+			}
+		}
 		return e.Spawn(n.Argv, n.LogFile, c.Detached)
 	}
 	h, err := c.host(n)
@@ -127,6 +132,14 @@ func (e *Env) SpawnNode(ctx context.Context, c *Cluster, n *Node) (int, error) {
 		return 0, fmt.Errorf("spawn: %w", err)
 	}
 	return h.Spawn(ctx, n.Argv, n.LogFile)
+}
+
+// DiskLayer is a file-system layer under nodes' data directories (the
+// disk faults' FUSE layer, internal/diskfs): Env.Disk.
+type DiskLayer interface {
+	// Ready makes sure the layer is mounted on n's data directory (and
+	// its server runs) before n's process starts.
+	Ready(ctx context.Context, c *Cluster, n *Node) error
 }
 
 // NodeLogTail is LogTail of n's log file, read on n's host.

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/diskfs"
 )
 
 // StateStore keeps one JSON file per cluster so that a later faultbench
@@ -139,8 +141,9 @@ func (c *Cluster) RunningNodes() []Node {
 	return out
 }
 
-// Down stops every node of c (SIGTERM, then SIGKILL after grace), removes
-// its data unless KeepData, and returns the first error. It does not touch
+// Down stops every node of c (SIGTERM, then SIGKILL after grace), takes a
+// disk-fault layer off every local node's data directory (diskfs.Release:
+// unmounted, the files back in place), removes its data unless KeepData, and returns the first error. It does not touch
 // the state file; callers remove it once Down succeeded. A node on another
 // host (Node.Host) is stopped there, and the cluster's directory there
 // removed: faultbench lays a remote node out as DIR/nodes/CLUSTER/NODE/data
@@ -165,6 +168,16 @@ func Down(ctx context.Context, c *Cluster, grace time.Duration) error {
 		}
 		n.PID = 0
 		n.Down = true
+	}
+	for _, n := range c.Nodes {
+		// a disk-fault layer under the data directory (cluster option
+		// disk: fuse) is unmounted and its files moved back into place,
+		// whether or not the data is kept; nothing to do without one
+		if n.Host == "" && n.DataDir != "" && first == nil {
+			if err := diskfs.Release(ctx, n.DataDir); err != nil {
+				first = fmt.Errorf("%s: %w", n.Name, err)
+			}
+		}
 	}
 	if first == nil && !c.KeepData {
 		for _, n := range c.Nodes {

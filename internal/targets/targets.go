@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/diskfs"
 	"github.com/faultbench/faultbench/internal/driver"
 	cassandradriver "github.com/faultbench/faultbench/internal/driver/cassandra"
 	etcddriver "github.com/faultbench/faultbench/internal/driver/etcd"
@@ -518,9 +519,10 @@ func (r *Registry) NodeCommand(name string) (func(context.Context, []string) err
 
 // OptionKeys returns the launcher option keys a cluster of this kind
 // accepts (`cluster up -o`, a scenario's target.options): the launcher's
-// own and the cluster manager's network key (netns.OptNet, `--net`).
+// own, the cluster manager's network key (netns.OptNet, `--net`) and disk
+// key (diskfs.OptDisk, `--disk-faults`).
 func (t *Target) OptionKeys() []string {
-	return append(append([]string(nil), t.LauncherOptions...), netns.OptNet)
+	return append(append([]string(nil), t.LauncherOptions...), netns.OptNet, diskfs.OptDisk)
 }
 
 // CheckOptionKey says whether k is one of OptionKeys; its error lists
@@ -540,6 +542,9 @@ func (t *Target) CheckOptionKey(k string) error {
 // cluster manager's and are not passed on. Nothing is started.
 func (t *Target) CheckOptionValues(opts map[string]string) error {
 	c, ok := t.Launcher.(launcher.OptionChecker)
+	if err := diskfs.CheckOption(opts[diskfs.OptDisk]); err != nil {
+		return err
+	}
 	if !ok || len(opts) == 0 {
 		return nil
 	}

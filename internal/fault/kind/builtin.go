@@ -20,6 +20,7 @@ const (
 	colNetwork RGB = 0x9467bd
 	colScale   RGB = 0x17becf
 	colClient  RGB = 0x8c564b
+	colDisk    RGB = 0xbcbd22
 )
 
 // Builtin returns a fresh registry holding faultbench's own fault kinds
@@ -37,7 +38,7 @@ func Builtin() *Registry {
 func builtins() []Kind {
 	streaming := Param{Name: "streaming", Type: String, Doc: "the streaming throttle: unthrottled, 5mbit, 40mbit ...; left out: the database's setting",
 		Validate: func(v any) error { _, err := ParseStreaming(v.(string)); return err }}
-	return []Kind{
+	return append([]Kind{
 		{Name: "kill", Family: Process, Restores: []string{"start"}, Color: colProcess},
 		{Name: "stop", Family: Process, Restores: []string{"start"}, Color: colProcess},
 		{Name: "start", Family: Process, Color: colProcess},
@@ -75,7 +76,7 @@ func builtins() []Kind {
 			return nil
 		}},
 		{Name: "remove-node", Family: Scale, Color: colScale, Params: []Param{streaming}},
-	}
+	}, diskKinds()...)
 }
 
 // Streaming throttles as ParseStreaming returns them (besides a rate).

@@ -375,6 +375,12 @@ func TestServeAndRelease(t *testing.T) {
 	if resp.Crash == nil || resp.Crash.MetaUndone != 1 {
 		t.Errorf("crash report %+v, want one create undone", resp.Crash)
 	}
+	h.write("synced", "made durable by sync", false)
+	_, err = Call(ctx, ctl, Request{Op: CtlSync})
+	h.do(err)
+	if resp, err = Call(ctx, ctl, Request{Op: CtlCrash}); err != nil || resp.Crash.MetaUndone != 0 || resp.Crash.Files != 0 {
+		t.Errorf("crash after sync dropped %+v (%v), want nothing", resp.Crash, err)
+	}
 	h.write("kept", "kept by a clean release", false)
 	h.do(Release(ctx, data))
 	select {
@@ -386,7 +392,7 @@ func TestServeAndRelease(t *testing.T) {
 	if Mounted(data) {
 		t.Fatal("still mounted after Release")
 	}
-	for name, want := range map[string]string{"before": "written before the layer", "later": "<none>", "kept": "kept by a clean release"} {
+	for name, want := range map[string]string{"before": "written before the layer", "later": "<none>", "synced": "made durable by sync", "kept": "kept by a clean release"} {
 		if got := h.read(name); got != want {
 			t.Errorf("%s after Release: %q, want %q", name, got, want)
 		}

@@ -394,6 +394,19 @@ func (t *tracker) pending() (files int, bytes int64, meta int) {
 	return files, bytes, len(t.meta)
 }
 
+// durableAll makes everything durable (no operation may run meanwhile).
+func (t *tracker) durableAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, d := range t.files {
+		d.reset()
+	}
+	for _, m := range t.meta {
+		t.forget(m)
+	}
+	t.files, t.meta = map[uint64]*dirtyFile{}, nil
+}
+
 // crash drops everything not durable: every dirty file back to its bytes
 // and size at its last fsync, then every name change undone, newest
 // first. No operation may run meanwhile (the caller holds the gate).
@@ -403,13 +416,9 @@ func (t *tracker) crash() CrashReport {
 	var r CrashReport
 	if t.keep {
 		r.KeptByTest = true
-		for _, d := range t.files {
-			d.reset()
-		}
-		for _, m := range t.meta {
-			t.forget(m)
-		}
-		t.files, t.meta = map[uint64]*dirtyFile{}, nil
+		t.mu.Unlock()
+		t.durableAll()
+		t.mu.Lock()
 		return r
 	}
 	for _, d := range t.files {

@@ -125,6 +125,10 @@ const (
 	CtlSet    = "set"    // add Request.Faults (replacing faults of the same kinds)
 	CtlClear  = "clear"  // remove the faults Request.Names (none: all)
 	CtlCrash  = "crash"  // drop what is not durable; the reply carries the CrashReport
+	// CtlSync makes everything durable now, as the kernel's writeback
+	// would in time (a test's starting point: what was written before is
+	// not at stake).
+	CtlSync = "sync"
 )
 
 // Request is one control call.
@@ -157,6 +161,10 @@ func (m *Mount) handle(req Request) Response {
 	case CtlCrash:
 		r := m.Crash()
 		resp.Crash = &r
+	case CtlSync:
+		m.l.gate.Lock()
+		m.l.t.durableAll()
+		m.l.gate.Unlock()
 	default:
 		resp.Error = fmt.Sprintf("unknown control operation %q", req.Op)
 	}

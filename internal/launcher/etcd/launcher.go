@@ -76,6 +76,9 @@ func nodeArgv(self string, m memberPlan, initialCluster, token, state string, o 
 	if readyTimeout > 0 {
 		argv = append(argv, "--ready-timeout", readyTimeout.String())
 	}
+	if o.unsafeNoFsync {
+		argv = append(argv, "--unsafe-no-fsync")
+	}
 	return argv
 }
 

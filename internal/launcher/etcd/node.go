@@ -31,6 +31,7 @@ type nodeFlags struct {
 	autoCompaction time.Duration
 	logLevel       string
 	readyTimeout   time.Duration
+	unsafeNoFsync  bool
 }
 
 func parseNodeFlags(args []string, out io.Writer) (*nodeFlags, error) {
@@ -50,6 +51,7 @@ func parseNodeFlags(args []string, out io.Writer) (*nodeFlags, error) {
 	fs.Int64Var(&f.quotaBytes, "quota-bytes", 0, "backend quota in bytes (0: etcd's default, 2 GiB)")
 	fs.DurationVar(&f.autoCompaction, "auto-compaction", 0, "periodic compaction retention (0: no automatic compaction)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "etcd log level: debug, info, warn, error")
+	fs.BoolVar(&f.unsafeNoFsync, "unsafe-no-fsync", false, "skip every fsync (etcd's --unsafe-no-fsync): acknowledged writes do not survive a power loss")
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", 0, "give up if the member is not serving after this long (0: wait as long as it takes)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -101,6 +103,7 @@ func (f *nodeFlags) config() (*embed.Config, error) {
 		cfg.SnapshotCount = f.snapshotCount
 	}
 	cfg.QuotaBackendBytes = f.quotaBytes
+	cfg.UnsafeNoFsync = f.unsafeNoFsync
 	if f.autoCompaction > 0 {
 		cfg.AutoCompactionMode = "periodic"
 		cfg.AutoCompactionRetention = f.autoCompaction.String()

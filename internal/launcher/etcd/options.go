@@ -34,6 +34,10 @@ const (
 	OptStartTimeout = "etcd.start-timeout"
 	// OptLogLevel is etcd's log level: debug, info, warn (default) or error.
 	OptLogLevel = "etcd.log-level"
+	// OptUnsafeNoFsync is etcd's --unsafe-no-fsync: true makes members
+	// skip every fsync (default false), so that a power loss (power-loss,
+	// docs/faults.md) loses acknowledged writes.
+	OptUnsafeNoFsync = "etcd.unsafe-no-fsync"
 )
 
 // options are the resolved launcher options.
@@ -45,6 +49,7 @@ type options struct {
 	autoCompaction time.Duration
 	startTimeout   time.Duration
 	logLevel       string
+	unsafeNoFsync  bool
 }
 
 func defaultOptions() options {
@@ -60,7 +65,7 @@ func defaultOptions() options {
 // OptionNames returns every option key the launcher understands, sorted.
 func OptionNames() []string {
 	k := []string{OptElectionTimeout, OptHeartbeatInterval, OptSnapshotCount, OptQuotaBytes,
-		OptAutoCompaction, OptStartTimeout, OptLogLevel}
+		OptAutoCompaction, OptStartTimeout, OptLogLevel, OptUnsafeNoFsync}
 	sort.Strings(k)
 	return k
 }
@@ -146,6 +151,13 @@ func parseOptions(m map[string]string) (options, error) {
 		}
 		o.startTimeout = d
 	}
+	if v, ok := m[OptUnsafeNoFsync]; ok {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return o, bad(OptUnsafeNoFsync, v, "want true or false")
+		}
+		o.unsafeNoFsync = b
+	}
 	if v, ok := m[OptLogLevel]; ok {
 		switch s := strings.TrimSpace(v); s {
 		case "debug", "info", "warn", "error":
@@ -186,6 +198,7 @@ func (o options) asMap() map[string]string {
 		OptAutoCompaction:    durationOrZero(o.autoCompaction),
 		OptStartTimeout:      o.startTimeout.String(),
 		OptLogLevel:          o.logLevel,
+		OptUnsafeNoFsync:     strconv.FormatBool(o.unsafeNoFsync),
 	}
 }
 

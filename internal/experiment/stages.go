@@ -148,6 +148,9 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if err := fault.CheckScaling(r.steps, tgt.Launcher); err != nil {
 		return nil, fmt.Errorf("%s: schedule: %w (see %s)", s.File, err, tgt.Docs)
 	}
+	if err := fault.CheckDisk(r.steps, sc.Target.Options); err != nil {
+		return nil, &InvalidError{Err: fmt.Errorf("%s: schedule: %w", s.File, err)}
+	}
 	if r.base, err = s.BaseProperties(tgt); err != nil {
 		return nil, &InvalidError{Err: err}
 	}

@@ -335,3 +335,28 @@ func healDisks(ctx context.Context, t *Cluster, label string) error {
 	_, err := execute(ctx, t, &diskHealFault{}, builtinKind(ActionDiskHeal), faulty, "disk-heal "+joinNodes(faulty), label)
 	return err
 }
+
+// isDiskAction reports whether a acts through the disk layer.
+func isDiskAction(a Action) bool {
+	switch a {
+	case ActionPowerLoss, ActionDiskDelay, ActionDiskError, ActionDiskFull, ActionDiskStall, ActionDiskHeal:
+		return true
+	}
+	return false
+}
+
+// CheckDisk refuses, before anything starts, a schedule with disk faults
+// on a cluster without the disk layer (cluster options opts lack disk:
+// fuse); each refused step is named.
+func CheckDisk(sched Schedule, opts map[string]string) error {
+	if diskfs.Wanted(opts) {
+		return nil
+	}
+	var errs []error
+	for i, st := range sched {
+		if isDiskAction(st.Action) {
+			errs = append(errs, fmt.Errorf("schedule step %d (%s): %s needs the file-system layer under the nodes' data directories: set target options disk: fuse (`faultbench cluster up --disk-faults`; docs/faults.md)", i+1, st, st.Action))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -172,3 +172,67 @@ func TestPowerLossEtcd(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupAfterKill9: a faultbench killed with kill -9 leaves its
+// layer's server dead (it dies with its parent) and the mount behind it
+// dead too; `faultbench cleanup` removes the mount and puts the node's
+// data back in its directory. The server is killed with SIGKILL here, and
+// the cluster recorded as left by a faultbench that is gone.
+func TestCleanupAfterKill9(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
+		t.Skip("the disk layer needs /dev/fuse and root")
+	}
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		for _, p := range diskfs.MountsUnder(dir) {
+			_ = syscall.Unmount(p, syscall.MNT_DETACH)
+			t.Errorf("mount left behind: %s", p)
+		}
+	})
+	env, err := launcher.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "c", "n1", "data")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = diskfs.Ensure(ctx, data, env.Self, false, func(argv []string, logFile string) error {
+		_, err := env.Spawn(argv, logFile, true)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "member"), []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := diskfs.Ping(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := launcher.WaitExit(ctx, st.PID); err != nil {
+		t.Fatal(err)
+	}
+	if !diskfs.Mounted(data) {
+		t.Fatal("the dead server's mount is gone already: nothing left to clean up")
+	}
+	m := New(filepath.Join(dir, "state"), env, nil)
+	c := &launcher.Cluster{Kind: "etcd", Name: "killed", Dir: filepath.Join(dir, "c"), OwnerPID: 1 << 22, KeepData: true,
+		Options: map[string]string{OptDisk: DiskFuse}, Nodes: []launcher.Node{{Name: "n1", DataDir: data}}}
+	if err := m.Save(c); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := m.Cleanup(ctx, false, &out); err != nil {
+		t.Fatalf("cleanup: %v\n%s", err, out.String())
+	}
+	if left := diskfs.MountsUnder(dir); len(left) > 0 {
+		t.Fatalf("cleanup left mounts: %v", left)
+	}
+	if b, err := os.ReadFile(filepath.Join(data, "member")); err != nil || string(b) != "data" {
+		t.Errorf("the node's data after cleanup: %q, %v (kept in place, keep_data)", b, err)
+	}
+}

@@ -380,10 +380,17 @@ func (t *tracker) undo(m *metaOp) error {
 }
 
 // pending says how much is not durable.
+// The caller holds the gate (a crash may not run meanwhile); t.mu is not
+// held while a file's lock is taken (fsync takes them the other way).
 func (t *tracker) pending() (files int, bytes int64, meta int) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	ds := make([]*dirtyFile, 0, len(t.files))
 	for _, d := range t.files {
+		ds = append(ds, d)
+	}
+	meta = len(t.meta)
+	t.mu.Unlock()
+	for _, d := range ds {
 		d.mu.Lock()
 		if d.f != nil {
 			files++
@@ -391,7 +398,7 @@ func (t *tracker) pending() (files int, bytes int64, meta int) {
 		}
 		d.mu.Unlock()
 	}
-	return files, bytes, len(t.meta)
+	return files, bytes, meta
 }
 
 // durableAll makes everything durable (no operation may run meanwhile).

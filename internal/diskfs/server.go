@@ -88,7 +88,9 @@ func (m *Mount) Faults() Faults { f, _ := m.l.in.get(); return f }
 
 // Status says what the layer holds.
 func (m *Mount) Status() Status {
+	m.l.gate.RLock()
 	files, bytes, meta := m.l.t.pending()
+	m.l.gate.RUnlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return Status{PID: os.Getpid(), Data: m.lay.Data, Backing: m.lay.Backing, Faults: m.Faults(),

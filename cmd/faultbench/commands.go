@@ -17,6 +17,7 @@ import (
 	"github.com/faultbench/faultbench/internal/diskfs"
 	"github.com/faultbench/faultbench/internal/distrib"
 	"github.com/faultbench/faultbench/internal/experiment"
+	"github.com/faultbench/faultbench/internal/histcheck"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/netns"
 	"github.com/faultbench/faultbench/internal/runner"
@@ -153,12 +154,34 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 	listen := fs.String("listen", "", "instead of --clients: wait for --workers workers to connect at `host:port` (`faultbench worker --connect`, e.g. a Kubernetes Job: faultbench k8s manifest)")
 	nWorkers := fs.Int("workers", 0, "--listen: how many workers to wait for")
 	acceptNew := fs.Bool("accept-new-host-keys", false, "--clients: add the SSH host keys of hosts not yet in known_hosts (a changed key is refused anyway)")
+	recordHistory := fs.Bool("history", false, "run: record every operation in RUN_DIR/history.jsonl (sets history=true; docs/checks.md)")
+	var checks listFlag
+	fs.Var(&checks, "check", "run: a history `checker` to judge RUN_DIR/history.jsonl with when the run ends, its verdict in summary.json (repeatable: "+strings.Join(histcheck.Names(), ", ")+"); implies --history")
+	failOn := fs.Bool("fail-on-anomaly", false, fmt.Sprintf("run: exit %d when a --check checker found anomalies (valid=false; for CI), 0 otherwise", exitAnomaly))
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var checkNames []string
+	for _, c := range checks {
+		for _, n := range strings.Split(c, ",") {
+			if n = strings.TrimSpace(n); !histcheck.IsChecker(n) {
+				return usagef("--check %q: allowed %s", n, strings.Join(histcheck.Names(), ", "))
+			}
+			checkNames = append(checkNames, n)
+		}
+	}
+	if (*recordHistory || len(checkNames) > 0 || *failOn) && phase != runner.Run {
+		return usagef("--history, --check and --fail-on-anomaly are for the run phase")
+	}
+	if *failOn && len(checkNames) == 0 {
+		return usagef("--fail-on-anomaly needs a --check checker")
+	}
+	if *recordHistory || len(checkNames) > 0 {
+		overrides = append(overrides, experiment.KeyHistory+"=true")
+	}
 	if len(pos) != 1 {
 		return usagef("%s needs exactly one TARGET (one of %s), got %d arguments", name, strings.Join(a.targets.Kinds(), ", "), len(pos))
 	}
@@ -204,6 +227,7 @@ func (a *app) phase(ctx context.Context, phase runner.Phase, args []string) erro
 			Target: pos[0], Phase: phase, Props: p, RunsDir: *runs, Name: *runName,
 			Status: *status, Quiet: *quiet, Out: a.stdout, Err: a.stderr, StateDir: *stateDir,
 			Version: version, Commit: commit, MetricsAddr: *metricsAddr, Targets: a.targets,
+			Checks: checkNames, FailOnAnomaly: *failOn,
 		},
 		ClientsFile: *clientsFile, AcceptNewHostKeys: *acceptNew, Listen: *listen, Workers: *nWorkers, Binary: bin,
 	})

@@ -48,6 +48,9 @@ type app struct {
 	stdout, stderr io.Writer
 	commands       []command
 	targets        *targets.Registry // the database kinds; targets.Builtin() in main
+	// failOnAnomaly: the command's --fail-on-anomaly (run, scenario): a
+	// history checker's false verdict exits exitAnomaly.
+	failOnAnomaly bool
 }
 
 // usageError is a command-line mistake: printed with a hint, exit code 2.
@@ -187,6 +190,11 @@ func (a *app) exit(err error) int {
 			fmt.Fprintf(a.stderr, "faultbench: %s\n(see --help)\n", ue.msg)
 		}
 		return 2
+	}
+	var ae anomalyError
+	if errors.As(err, &ae) || errors.Is(err, experiment.ErrAnomalies) {
+		fmt.Fprintf(a.stderr, "faultbench: %v\n", err)
+		return exitAnomaly
 	}
 	var ie *experiment.InvalidError
 	var ve *properties.ValueError

@@ -44,6 +44,7 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 	trials := fs.Int("trials", 0, "repeat the scenario `N` times, each trial with its own seeded draw of fault-time windows and random-of victims, into one parent directory with each metric's interval (default: the scenario's trials.n; docs/scenarios.md)")
 	trial := fs.Int("trial", 0, "run only trial `K` of the trials (a replay, with --seed)")
 	seed := fs.Uint64("seed", 0, "the trials' base `seed` (default: the scenario's trials.seed, else drawn and recorded)")
+	fs.BoolVar(&a.failOnAnomaly, "fail-on-anomaly", false, fmt.Sprintf("exit %d when a history checker of the scenario's checks (isolation, linearizable, bank, set) found anomalies (valid=false; for CI), 0 otherwise", exitAnomaly))
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -159,6 +160,9 @@ func (a *app) runScenario(ctx context.Context, sc *scenario.Scenario, file, runs
 func (a *app) runScenarioSpec(ctx context.Context, spec experiment.ScenarioSpec) error {
 	a.warnLeftovers(spec.StateDir)
 	out, err := experiment.RunScenario(ctx, spec)
+	if a.failOnAnomaly && out != nil {
+		err = failOnAnomaly(out.Dir, err)
+	}
 	if out != nil && out.Dir != "" && err != nil {
 		switch hint := report.PartialRunHint(out.Dir); {
 		case out.Summary != nil && out.Summary.Failed:
@@ -179,6 +183,9 @@ func (a *app) runScenarioSpec(ctx context.Context, spec experiment.ScenarioSpec)
 func (a *app) runTrials(ctx context.Context, spec experiment.ScenarioSpec, ts experiment.TrialsSpec) error {
 	a.warnLeftovers(spec.StateDir)
 	out, err := experiment.RunTrials(ctx, spec, ts)
+	if a.failOnAnomaly && out != nil {
+		err = failOnAnomaly(out.Dir, err)
+	}
 	if out != nil && out.Dir != "" && err != nil {
 		fmt.Fprintf(a.stderr, "results are in %s\n", out.Dir)
 	}

@@ -242,10 +242,18 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if m.closeErr != nil {
 		return res, m.closeErr
 	}
+	var verdicts experiment.HistoryVerdicts
+	if len(s.Checks) > 0 {
+		verdicts = experiment.RunHistoryChecks(context.WithoutCancel(ctx), run.Dir, s.Checks, set.CheckOptions, s.Err)
+	}
 	sum := rundir.Summary{
 		Target: t.Kind, Phase: string(s.Phase), EndReason: endReason(ws), Threads: set.Runner.Threads, TargetOps: set.Runner.Rate,
 		WindowMs: ms(set.Window), WarmupMs: ms(set.Runner.Warmup), Totals: rundir.TotalsOf(totals),
 		PeakRSSBytes: experiment.PeakRSS(), Failed: len(m.failures) > 0, Failures: m.failures, PerClient: m.perClient, Dropped: m.dropped,
+		Verdicts: verdicts.Verdicts, Errors: verdicts.Errors,
+	}
+	if m.taskErr != nil {
+		sum.Errors = append(sum.Errors, m.taskErr.Error())
 	}
 	if err := rundir.WriteJSON(run.Path("summary.json"), sum); err != nil {
 		return res, err
@@ -269,6 +277,9 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	report.Finish(context.WithoutCancel(ctx), run.Dir, rout, s.Err)
 	if len(m.failures) > 0 {
 		return res, fmt.Errorf("%d of %d workers did not finish; their shares are missing (see %s)", len(m.failures), len(ws), run.Path(WorkersFile))
+	}
+	if s.FailOnAnomaly {
+		return res, verdicts.AnomalyError()
 	}
 	return res, nil
 }
@@ -436,7 +447,9 @@ type measured struct {
 	perClient *analyze.ClientSpread
 	dropped   int64
 	start     time.Time
-	taskErr   error // the tasks' errors, joined
+	taskErr   error // the tasks' errors, joined (and the history merge's)
+	// historyOps is the number of operations merged into history.jsonl.
+	historyOps int
 }
 
 // measure starts every worker at one common time, runs tasks alongside
@@ -495,7 +508,8 @@ func (r *phaseRun) measure(ctx context.Context, dir string, evs *event.Log, task
 		go func() { taskErrs <- task(taskCtx, start) }()
 	}
 	evs.Emit(event.PhaseStart, "", string(s.Phase))
-	merge(ws, col, evs)
+	parts := newHistoryParts(dir)
+	merge(ws, col, evs, parts)
 	var ends []time.Duration
 	for _, w := range ws {
 		if w.res.Status == "done" {
@@ -516,6 +530,13 @@ func (r *phaseRun) measure(ctx context.Context, dir string, evs *event.Log, task
 		}
 	}
 	m := &measured{totals: totals, closeErr: cerr, start: start, taskErr: errors.Join(terrs...)}
+	var notes []string
+	if m.historyOps, notes, err = parts.merge(context.WithoutCancel(ctx), len(ws)); err != nil {
+		m.taskErr = errors.Join(m.taskErr, err)
+	}
+	for _, n := range notes {
+		evs.Emit(event.Note, "", n)
+	}
 	if cerr == nil {
 		if m.windows, cerr = col.Windows(); cerr != nil {
 			m.closeErr = fmt.Errorf("reading the windows back: %w", cerr)
@@ -687,7 +708,7 @@ type arrival struct {
 // merge receives every worker's windows and folds them into col, closing a
 // window once every worker still running has sent it; a worker whose
 // stream ends without its end of phase is an event.
-func merge(ws []*worker, col *measure.Collector, evs *event.Log) {
+func merge(ws []*worker, col *measure.Collector, evs *event.Log, parts *historyParts) {
 	ch := make(chan arrival, 64)
 	for i, w := range ws {
 		go func() {
@@ -763,6 +784,10 @@ func merge(ws []*worker, col *measure.Collector, evs *event.Log) {
 				lastFull[a.w] = part.Window
 			}
 			closeUpTo()
+		case a.msg.Type == MsgHistory:
+			if err := parts.add(a.w, a.msg.History); err != nil {
+				evs.Emit(event.Note, w.host.Name, err.Error())
+			}
 		case a.msg.Type == MsgDone && a.msg.Done != nil:
 			d := a.msg.Done
 			w.res.OK, w.res.dropped, w.res.endNs, w.res.reason = d.OK, d.Dropped, d.EndNs, d.Reason

@@ -51,8 +51,11 @@ const (
 	MsgReady  = "ready"
 	MsgStart  = "start"
 	MsgWindow = "window"
-	MsgDone   = "done"
-	MsgError  = "error"
+	// MsgHistory carries whole lines of the worker's operation history
+	// (history.jsonl, its header first) as they are written.
+	MsgHistory = "history"
+	MsgDone    = "done"
+	MsgError   = "error"
 )
 
 // Msg is one protocol line.
@@ -64,7 +67,9 @@ type Msg struct {
 	Host   *HostInfo           `json:"host,omitempty"`
 	Part   *measure.WindowPart `json:"part,omitempty"`
 	Done   *Done               `json:"done,omitempty"`
-	Error  string              `json:"error,omitempty"`
+	// History: whole lines of the worker's history (MsgHistory).
+	History []byte `json:"history,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Assignment is a worker's share of the phase.

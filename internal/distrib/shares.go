@@ -3,12 +3,18 @@ package distrib
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/faultbench/faultbench/internal/experiment"
 )
 
 // Share is one worker's part of the phase.
 type Share struct {
-	Client      int
-	Threads     int
+	Client  int
+	Threads int
+	// FirstThread is the number of the worker's first thread among all the
+	// phase's threads: its threads write history values (lost-write tags)
+	// as those writers, so values stay unique across workers.
+	FirstThread int
 	RateOps     float64 // 0: closed loop
 	Operations  int64   // run phase operationcount share; 0: unbounded
 	InsertStart int64
@@ -59,9 +65,11 @@ func Split(w Whole, k int) ([]Share, error) {
 	keys := split(w.InsertCount, k)
 	out := make([]Share, k)
 	next := w.InsertStart
+	first := 0
 	for i := range out {
-		s := Share{Client: i, Threads: int(threads[i]), InsertStart: next, InsertCount: keys[i], Seed: w.Seed + int64(i)}
+		s := Share{Client: i, Threads: int(threads[i]), FirstThread: first, InsertStart: next, InsertCount: keys[i], Seed: w.Seed + int64(i)}
 		next += keys[i]
+		first += s.Threads
 		if w.RateOps > 0 {
 			s.RateOps = w.RateOps * float64(threads[i]) / float64(w.Threads)
 		}
@@ -90,5 +98,6 @@ func (s Share) props(base map[string]string) map[string]string {
 	m["insertstart"] = strconv.FormatInt(s.InsertStart, 10)
 	m["insertcount"] = strconv.FormatInt(s.InsertCount, 10)
 	m["seed"] = strconv.FormatInt(s.Seed, 10)
+	m[experiment.KeyHistoryWriterBase] = strconv.Itoa(s.FirstThread)
 	return m
 }

@@ -133,8 +133,10 @@ func Work(ctx context.Context, in io.Reader, out io.Writer, reg *targets.Registr
 		return ctx.Err()
 	}
 	var sendErr error
+	sink := &historySink{send: func(b []byte) error { return w.send(Msg{Type: MsgHistory, History: b}) }}
 	out2, err := experiment.Execute(ctx, prep, tmp, experiment.Hooks{
-		Start: start,
+		Start:     start,
+		HistoryTo: sink,
 		OnPart: func(part measure.WindowPart) {
 			if sendErr == nil {
 				sendErr = w.send(Msg{Type: MsgWindow, Part: &part})

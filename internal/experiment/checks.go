@@ -3,23 +3,69 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/histcheck"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/workload"
 	"github.com/faultbench/faultbench/internal/workload/program"
 )
 
 // checkWorkloadChecks refuses a scenario's check that belongs to a
-// workload other than the one the scenario runs (wl); the checks no
-// workload owns (lost-writes) the scenario package validates.
+// workload other than the one the scenario runs (wl), unless it is a
+// history checker (histcheck.Names), which judges any workload's history;
+// and history checkers for a workload that records no history. The checks
+// no workload owns (lost-writes) the scenario package validates.
 func checkWorkloadChecks(reg *workload.Registry, file string, checks []string, wl *workload.Workload) error {
 	for i, name := range checks {
-		if owner, ok := reg.CheckOwner(name); ok && owner.Name != wl.Name() {
+		if owner, ok := reg.CheckOwner(name); ok && owner.Name != wl.Name() && !histcheck.IsChecker(name) {
 			return fmt.Errorf("%s: field checks[%d]: %s is a check of the %s workload; this scenario runs the %s workload", file, i, name, owner.Name, wl.Name())
 		}
 	}
-	return nil
+	return checkHistoryPossible(file, checks, wl)
+}
+
+// runHistoryChecks runs the scenario's history checkers (those the
+// workload does not own) on the run directory's history.jsonl, after the
+// measured phase and the merge of the client processes' histories: each
+// verdict goes to summary.json's checks.<checker> and checks_passed (valid
+// true passes; false and unknown do not), a checker that could not judge
+// to its errors, and the checking is a phase of events.jsonl.
+func (r *scenarioRun) runHistoryChecks(ctx context.Context) {
+	names := HistoryCheckNames(r.sc.Checks, r.prep.Workload)
+	if len(names) == 0 {
+		return
+	}
+	if ctx.Err() != nil {
+		for _, n := range names {
+			r.sum.ChecksSkipped = append(r.sum.ChecksSkipped, n+": skipped, the run was interrupted before the check")
+		}
+		return
+	}
+	evs := r.run.Events
+	evs.Emit(event.PhaseStart, "", "check")
+	res := RunHistoryChecks(ctx, r.run.Dir, names, r.prep.Settings.CheckOptions, r.s.Err)
+	var lines []string
+	for _, n := range names {
+		v, ok := res.Verdicts[n]
+		if !ok {
+			r.sum.Checks[n] = false
+			continue
+		}
+		if r.sum.Verdicts == nil {
+			r.sum.Verdicts = map[string]verdict.Verdict{}
+		}
+		r.sum.Verdicts[n] = v
+		r.sum.Checks[n] = v.Valid == verdict.True
+		lines = append(lines, v.Line())
+		if v.Valid == verdict.False {
+			r.sum.Errors = append(r.sum.Errors, v.Line())
+		}
+	}
+	r.sum.Errors = append(r.sum.Errors, res.Errors...)
+	evs.Emit(event.PhaseEnd, "", "check: "+strings.Join(append(lines, res.Errors...), "; "))
 }
 
 // runWorkloadChecks runs the checks of the scenario's workload that the

@@ -231,11 +231,11 @@ func TestCounterWorkload(t *testing.T) {
 	}
 	t.Run("unknown check refused with the registered ones", func(t *testing.T) {
 		_, err := scenario.ParseWith([]byte(doc("", "counter-exact")), "counter.yaml", nil, wreg)
-		if err == nil || !strings.Contains(err.Error(), `"counter-exact": allowed lost-writes, counter-acked, linearizable, lost-appends, tpcc-consistency`) {
+		if err == nil || !strings.Contains(err.Error(), `"counter-exact": allowed lost-writes, bank, counter-acked, isolation, linearizable, lost-appends, set, tpcc-consistency`) {
 			t.Errorf("error %v", err)
 		}
 		// without the registry entry, the counter's check is unknown too
-		if _, err := scenario.Parse([]byte(doc("", "counter-acked")), "counter.yaml", nil); err == nil || !strings.Contains(err.Error(), "allowed lost-writes, linearizable, lost-appends, tpcc-consistency") {
+		if _, err := scenario.Parse([]byte(doc("", "counter-acked")), "counter.yaml", nil); err == nil || !strings.Contains(err.Error(), "allowed lost-writes, bank, isolation, linearizable, lost-appends, set, tpcc-consistency") {
 			t.Errorf("built-in registry: error %v", err)
 		}
 	})

@@ -25,6 +25,7 @@ import (
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/event"
+	"github.com/faultbench/faultbench/internal/histcheck"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/live"
 	"github.com/faultbench/faultbench/internal/measure"
@@ -58,6 +59,13 @@ type Spec struct {
 	// Targets is the registry Target is looked up in; nil means
 	// targets.Builtin().
 	Targets *targets.Registry
+	// Checks are history checkers (histcheck.Names) to run on the run's
+	// history.jsonl once it has ended (`faultbench run --check`); the
+	// verdicts go to summary.json's checks and the terminal.
+	Checks []string
+	// FailOnAnomaly: a run whose checkers found anomalies (a verdict
+	// false) returns an error wrapping ErrAnomalies.
+	FailOnAnomaly bool
 }
 
 // Validate checks the spec.
@@ -89,6 +97,14 @@ func (s *Spec) Validate() error {
 	if s.Targets == nil {
 		s.Targets = targets.Builtin()
 	}
+	for _, c := range s.Checks {
+		if !histcheck.IsChecker(c) {
+			return &InvalidError{Err: fmt.Errorf("unknown checker %q (want one of %s)", c, strings.Join(histcheck.Names(), ", "))}
+		}
+		if s.Phase != runner.Run {
+			return &InvalidError{Err: fmt.Errorf("checker %s: the checkers judge a run phase's history, not a load's", c)}
+		}
+	}
 	return nil
 }
 
@@ -108,6 +124,17 @@ type Settings struct {
 	// client groups run as that many local `faultbench worker` processes
 	// (internal/distrib), not as goroutines of this one.
 	ClientProcesses bool
+	// History (history=true): a CoreWorkload run records its operation
+	// history (a Historian workload records one anyway; RecordsHistory).
+	History bool
+	// HistoryWriterBase is a distributed worker's first thread number
+	// (history.writer-base): its history values are tagged as those
+	// writers.
+	HistoryWriterBase int
+	// CheckOptions are the history checkers' options (check.isolation.model,
+	// check.linearizable.key-timeout, check.bank.total,
+	// check.bank.allow-negative).
+	CheckOptions histcheck.Options
 }
 
 // MaxClientProcesses bounds clients with clients.process=true: every
@@ -175,6 +202,7 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 		}
 	}
 	s.ExportFile = p.String("exportfile", "")
+	readHistorySettings(p, &s, &errs)
 	if s.Window < 10*time.Millisecond || s.Window > time.Hour {
 		errs = append(errs, p.Error("measurement.window", "must be between 10ms and 1h"))
 	}
@@ -241,6 +269,11 @@ type Outcome struct {
 	// Missing says, one line each, which client groups' shares are missing
 	// (client processes that died or failed; clients.process=true).
 	Missing []string
+	// HistoryOps is the number of operations written to history.jsonl
+	// (0: the phase recorded no history).
+	HistoryOps int64
+	// Verdicts are the history checkers' of Hooks.HistoryChecks.
+	Verdicts HistoryVerdicts
 }
 
 // ProcessJob is a measured run phase whose client groups run as separate
@@ -485,7 +518,10 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		}
 		defer export.Close()
 	}
-	out, err := Execute(ctx, prep, dir, Hooks{Status: !s.Quiet, StatusLines: s.Status, StatusOut: s.Err, Metrics: metrics, Events: run.Events})
+	if len(s.Checks) > 0 && !RecordsHistory(prep.Workload, prep.Settings) {
+		return nil, &InvalidError{Err: fmt.Errorf("checkers %s read the run's operation history, and the %s workload records none (the workloads made for checking, and the core workload with --history, do)", strings.Join(s.Checks, ", "), prep.Workload.Name())}
+	}
+	out, err := Execute(ctx, prep, dir, Hooks{Status: !s.Quiet, StatusLines: s.Status, StatusOut: s.Err, Metrics: metrics, Events: run.Events, HistoryChecks: s.Checks, CheckOut: s.Err})
 	if err != nil {
 		return out, err
 	}
@@ -520,6 +556,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		rout = io.Discard
 	}
 	report.Finish(context.WithoutCancel(ctx), dir, rout, s.Err)
+	if s.FailOnAnomaly {
+		return out, out.Verdicts.AnomalyError()
+	}
 	return out, nil
 }
 
@@ -606,6 +645,18 @@ type Hooks struct {
 	// OnPart, if set, receives every closed window's data (a distributed
 	// worker streams it to the coordinator).
 	OnPart func(measure.WindowPart)
+	// HistoryTo, if set, receives the phase's operation history (when it
+	// records one, RecordsHistory) instead of dir/history.jsonl: a
+	// distributed worker streams it to the coordinator.
+	HistoryTo io.Writer
+	// HistoryChecks are history checkers (histcheck.Names) to run on
+	// dir/history.jsonl once the phase has ended, before summary.json is
+	// written (`faultbench run --check`); a scenario runs its own after
+	// restoring the cluster.
+	HistoryChecks []string
+	// CheckOut is where the history checkers print their verdict lines
+	// (nil: StatusOut, else nowhere).
+	CheckOut io.Writer
 }
 
 // Execute runs the prepared phase into dir (which must exist), writing
@@ -668,8 +719,24 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 	for _, task := range h.Tasks {
 		go func() { taskErrs <- task(runCtx, start) }()
 	}
+	var hist *phaseHistory
+	tracker := h.Tracker
+	if RecordsHistory(prep.Workload, set) {
+		if hist, err = openHistory(dir, h.HistoryTo, start); err != nil {
+			stopRun()
+			stopCol()
+			<-colDone
+			col.Close()
+			return nil, err
+		}
+		if hp, ok := prep.Workload.Program().(program.Historian); ok {
+			hp.SetRecorder(hist)
+		} else {
+			tracker = newHistoryTracker(hist, h.Tracker, set.Runner.Threads, set.HistoryWriterBase)
+		}
+	}
 	evs.Emit(event.PhaseStart, "", string(set.Runner.Phase))
-	r := &runner.Runner{Config: set.Runner, Workload: prep.Workload, Driver: prep.Driver, Collector: col, Tracker: h.Tracker, Start: start}
+	r := &runner.Runner{Config: set.Runner, Workload: prep.Workload, Driver: prep.Driver, Collector: col, Tracker: tracker, Start: start}
 	res, rerr := r.Run(ctx)
 	evs.Emit(event.PhaseEnd, "", string(set.Runner.Phase)+": "+res.Reason)
 	stopRun()
@@ -684,6 +751,12 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 		}
 	}
 	out := &Outcome{Dir: dir, Result: res, Totals: totals}
+	if hist != nil {
+		var herr error
+		if out.HistoryOps, herr = hist.close(); herr != nil {
+			terrs = append(terrs, herr)
+		}
+	}
 	if cerr == nil {
 		if out.Windows, cerr = col.Windows(); cerr != nil {
 			cerr = fmt.Errorf("reading the windows back: %w", cerr)
@@ -708,6 +781,18 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 	}
 	out.Figures, out.Sections = sum.Figures, sum.Sections
 	out.PerClient, out.Clients = sum.PerClient, set.Runner.Clients
+	if len(h.HistoryChecks) > 0 {
+		cout := h.CheckOut
+		if cout == nil {
+			cout = h.StatusOut
+		}
+		if cout == nil {
+			cout = io.Discard
+		}
+		out.Verdicts = RunHistoryChecks(context.WithoutCancel(ctx), dir, h.HistoryChecks, set.CheckOptions, cout)
+		sum.Verdicts = out.Verdicts.Verdicts
+		sum.Errors = append(sum.Errors, out.Verdicts.Errors...)
+	}
 	if err := rundir.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
 		return out, err
 	}

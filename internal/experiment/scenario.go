@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/fault"
+	"github.com/faultbench/faultbench/internal/histcheck"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/live"
 	"github.com/faultbench/faultbench/internal/properties"
@@ -237,6 +239,12 @@ func (s *ScenarioSpec) BaseProperties(tgt *targets.Target) (*properties.Properti
 		p.SetFrom(k, v, scenarioSource(sc, "target.driver."+k))
 	}
 	tgt.ApplyDefaults(p)
+	switch {
+	case sc.History:
+		p.SetFrom(KeyHistory, "true", scenarioSource(sc, "history"))
+	case slices.ContainsFunc(sc.Checks, histcheck.IsChecker):
+		p.SetFrom(KeyHistory, "true", scenarioSource(sc, "checks"))
+	}
 	p.SetFrom("operationcount", "0", properties.Source{Origin: "scenario (runs last load.duration)"})
 	p.SetFrom("threadcount", strconv.Itoa(sc.Load.Threads), scenarioSource(sc, "load.threads"))
 	if sc.Load.Clients > 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/faultbench/faultbench/internal/driver/sqldb"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/fault"
+	"github.com/faultbench/faultbench/internal/histcheck"
 	"github.com/faultbench/faultbench/internal/hostload"
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/live"
@@ -30,6 +31,7 @@ import (
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/internal/targets"
+	"github.com/faultbench/faultbench/internal/workload"
 )
 
 // scenarioRun is the state one RunScenario carries from stage to stage.
@@ -169,7 +171,7 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 		return nil, &InvalidError{Err: err}
 	}
 	if r.procs {
-		if err := r.checkProcesses(); err != nil {
+		if err := r.checkProcesses(prep.Workload); err != nil {
 			return nil, &InvalidError{Err: err}
 		}
 	}
@@ -180,7 +182,7 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 // separate processes cannot do: the checks and client faults act on the
 // load's driver, which lives in those processes, and the live metrics
 // export reads the in-process collector.
-func (r *scenarioRun) checkProcesses() error {
+func (r *scenarioRun) checkProcesses(wl *workload.Workload) error {
 	where := r.sc.Source("load.client_processes")
 	if where == "" {
 		where = r.s.File
@@ -188,8 +190,9 @@ func (r *scenarioRun) checkProcesses() error {
 	switch {
 	case r.s.Processes == nil:
 		return fmt.Errorf("%s: client processes (load.client_processes, clients.process): this command cannot start them; run the scenario with `faultbench scenario`", where)
-	case len(r.sc.Checks) > 0:
-		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with checks %v: the checks read what the load's driver wrote, which runs in the client processes; drop the checks or run the client groups in-process", where, r.sc.Checks)
+	case len(r.sc.Checks) > len(HistoryCheckNames(r.sc.Checks, wl)):
+		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with checks %v: the checks other than the history checkers (%s) read what the load's driver wrote, which runs in the client processes; drop them or run the client groups in-process",
+			where, r.sc.Checks, strings.Join(histcheck.Names(), ", "))
 	case len(r.steps.ClientSteps(r.freg)) > 0:
 		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with client faults: those crash the load's client library, which runs in the client processes", where)
 	case r.s.MetricsAddr != "":
@@ -370,6 +373,7 @@ func (r *scenarioRun) calibrate(ctx context.Context) error {
 	cd := ld.Calibration.D()
 	p.Set("maxexecutiontime", (cd * 4 / 5).String())
 	p.Set("warmup", (cd / 5).String())
+	p.Set(KeyHistory, "false") // the measured run's history only: tags of its own
 	fmt.Fprintf(r.s.Err, "calibrating capacity: closed loop, %d threads, %s ...\n", ld.Threads, cd)
 	co, err := phase(ctx, r.s.Workloads, r.tgt, runner.Run, p, r.s.StateDir, r.run.Path("calibration"), Hooks{})
 	if err != nil {
@@ -585,6 +589,7 @@ func (r *scenarioRun) restoreAndCheck(ctx context.Context) error {
 		}
 	}
 	r.runWorkloadChecks(ctx)
+	r.runHistoryChecks(ctx)
 	return nil
 }
 

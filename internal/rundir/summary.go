@@ -8,6 +8,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/check"
+	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/outcome"
@@ -46,7 +47,11 @@ type Summary struct {
 	// first error of that kind: what the database said.
 	ErrorSamples map[string]map[string]string `json:"error_samples,omitempty"`
 	Checks       map[string]bool              `json:"checks_passed,omitempty"`
-	Calibration  *CalibrationInfo             `json:"calibration,omitempty"`
+	// Verdicts are the history checkers' verdicts (isolation,
+	// linearizable, bank, set; docs/checks.md), by checker name: each a
+	// verdict.Verdict with valid true, false or "unknown".
+	Verdicts    map[string]verdict.Verdict `json:"checks,omitempty"`
+	Calibration *CalibrationInfo           `json:"calibration,omitempty"`
 	// Failed says the run did not do what it was asked (a fault step that
 	// failed, an interrupted run); Failures say what, one line each.
 	Failed   bool     `json:"failed,omitempty"`

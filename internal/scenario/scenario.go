@@ -21,6 +21,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/fault/kind"
+	"github.com/faultbench/faultbench/internal/histcheck"
 	"github.com/faultbench/faultbench/internal/workload"
 	"gopkg.in/yaml.v3"
 )
@@ -34,10 +35,14 @@ type Scenario struct {
 	Load        Load     `yaml:"load"`
 	Schedule    Schedule `yaml:"schedule,omitempty"`
 	Checks      []string `yaml:"checks,omitempty"`
-	Analysis    Analysis `yaml:"analysis,omitempty"`
-	UPB         *UPB     `yaml:"upb,omitempty"`    // the Under Pressure Benchmark's parameters (faultbench upb)
-	Sweep       *Sweep   `yaml:"sweep,omitempty"`  // a scalability sweep, SB1/SB2/SB3 (faultbench sweep)
-	Trials      *Trials  `yaml:"trials,omitempty"` // repeat the scenario N times (faultbench scenario --trials)
+	// History records the measured run's every operation in history.jsonl
+	// (a CoreWorkload run; a workload made for checking records one anyway,
+	// and naming a history checker in checks turns it on). docs/checks.md.
+	History  bool     `yaml:"history,omitempty"`
+	Analysis Analysis `yaml:"analysis,omitempty"`
+	UPB      *UPB     `yaml:"upb,omitempty"`    // the Under Pressure Benchmark's parameters (faultbench upb)
+	Sweep    *Sweep   `yaml:"sweep,omitempty"`  // a scalability sweep, SB1/SB2/SB3 (faultbench sweep)
+	Trials   *Trials  `yaml:"trials,omitempty"` // repeat the scenario N times (faultbench scenario --trials)
 	// Chaos is chaos mode: cycles of random faults drawn from the run's
 	// seed (Draw turns it into schedule steps; docs/scenarios.md).
 	Chaos *Chaos `yaml:"chaos,omitempty"`
@@ -262,13 +267,17 @@ const MaxThreads = 10000
 
 // KnownChecks lists the check names a scenario may use with the
 // workloads of reg (nil: workload.Builtin()): lost-writes, which works
-// with any workload that writes rows, and the checks the workloads own
-// (TPC-C's tpcc-consistency, ...).
+// with any workload that writes rows, the history checkers
+// (histcheck.Names: isolation, linearizable, bank, set), which judge the
+// run's history.jsonl, and the checks the workloads own (TPC-C's
+// tpcc-consistency, ...), sorted after lost-writes.
 func KnownChecks(reg *workload.Registry) []string {
 	if reg == nil {
 		reg = workload.Builtin()
 	}
-	return append([]string{"lost-writes"}, reg.CheckNames()...)
+	names := append(histcheck.Names(), reg.CheckNames()...)
+	slices.Sort(names)
+	return append([]string{"lost-writes"}, slices.Compact(names)...)
 }
 
 // CheckChecks refuses check names that are not in KnownChecks(reg), with

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/histcheck"
+	"github.com/faultbench/faultbench/internal/history"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/workload"
 	"github.com/faultbench/faultbench/internal/workload/program"
@@ -115,4 +117,39 @@ func (r *scenarioRun) runCheck(ctx context.Context, c program.Check) {
 		r.sum.Errors = append(r.sum.Errors, c.Name+": "+v.Text)
 	}
 	r.sum.Checks[c.Name] = v.OK
+}
+
+// perOperationLostWrites is the lost-write check's per-operation mode, run
+// after its final-state check when the run recorded a CoreWorkload history:
+// every key the history wrote is read back into the history (final reads),
+// and histcheck.LostWrites judges every acknowledged write against its
+// key's final state. The verdict goes to summary.json's checks.lost-writes
+// and the terminal; checks_passed.lost-writes is true only when both modes
+// pass.
+func (r *scenarioRun) perOperationLostWrites(ctx context.Context) {
+	if r.prep.Workload.Program() != nil || !RecordsHistory(r.prep.Workload, r.prep.Settings) || r.outcome == nil {
+		return
+	}
+	path := r.run.Path(history.FileName)
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	n, err := appendFinalReads(cctx, r.prep.Driver, r.prep.Workload.Table(), path, r.outcome.Result.Start)
+	cancel()
+	if err != nil {
+		r.sum.Errors = append(r.sum.Errors, fmt.Sprintf("lost-writes (per operation): reading %d keys back into the history: %v", n, err))
+	}
+	v, err := histcheck.LostWrites(ctx, path)
+	if err != nil {
+		r.sum.Errors = append(r.sum.Errors, "lost-writes (per operation): "+err.Error())
+		r.sum.Checks["lost-writes"] = false
+		return
+	}
+	if r.sum.Verdicts == nil {
+		r.sum.Verdicts = map[string]verdict.Verdict{}
+	}
+	r.sum.Verdicts[histcheck.LostWritesName] = v
+	r.sum.Checks["lost-writes"] = r.sum.Checks["lost-writes"] && v.Valid == verdict.True
+	if v.Valid == verdict.False {
+		r.sum.Errors = append(r.sum.Errors, v.Line())
+	}
+	fmt.Fprintln(r.s.Err, v.Line())
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/check"
 	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/histcheck"
 	"github.com/faultbench/faultbench/internal/history"
@@ -439,4 +442,82 @@ func (h HistoryVerdicts) AnomalyError() error {
 	}
 	slices.Sort(lines)
 	return fmt.Errorf("%w: %s", ErrAnomalies, strings.Join(lines, "; "))
+}
+
+// finalReaders is how many keys appendFinalReads reads at once.
+const finalReaders = 8
+
+// appendFinalReads reads back every key the CoreWorkload history at path
+// wrote (with the driver's strong read when it has one, as the lost-write
+// check does) and appends each read to the history as an operation named
+// histcheck.FinalReadName, by processes of their own, on the run's clock
+// (t = 0 at start): the final state the per-operation lost-write check
+// judges every acknowledged write against, and reads every history
+// checker sees. It returns the number of keys read back.
+func appendFinalReads(ctx context.Context, rd check.Reader, table, path string, start time.Time) (int, error) {
+	keys := map[string]bool{}
+	maxP := -1
+	if _, err := history.Each(ctx, path, func(op *history.Op) error {
+		maxP = max(maxP, op.Process)
+		for _, m := range op.Mops {
+			if m.F == history.Write && op.Outcome != history.Fail {
+				keys[m.Key] = true
+			}
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return 0, fmt.Errorf("appending the final reads: %w", err)
+	}
+	defer f.Close()
+	hw, err := history.NewWriter(f)
+	if err != nil {
+		return 0, err
+	}
+	read := rd.Read
+	if sr, ok := rd.(check.StrongReader); ok {
+		read = sr.ReadStrong
+	}
+	todo := make(chan string)
+	var wg sync.WaitGroup
+	for i := range finalReaders {
+		wg.Go(func() {
+			for k := range todo {
+				rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				op := history.Op{Process: maxP + 1 + i, Name: histcheck.FinalReadName, Invoke: int64(time.Since(start))}
+				rec, err := read(rctx, table, k, nil)
+				cancel()
+				op.Complete = int64(time.Since(start))
+				m := history.Mop{F: history.Read, Key: k}
+				if err == nil {
+					if v, ok := tagValue(rec[lwtag.Field]); ok {
+						m.Value, m.HasValue = v, true
+					}
+				}
+				op.Mops = []history.Mop{m}
+				op.Outcome, op.Error = outcomeOf(err)
+				_ = hw.Write(&op) // an error sticks: Flush returns it
+			}
+		})
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	slices.Sort(sorted)
+	for _, k := range sorted {
+		select {
+		case todo <- k:
+		case <-ctx.Done():
+		}
+	}
+	close(todo)
+	wg.Wait()
+	if err := hw.Flush(); err != nil {
+		return len(sorted), err
+	}
+	return len(sorted), ctx.Err()
 }

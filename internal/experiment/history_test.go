@@ -249,3 +249,56 @@ func TestHistoryChecksRefused(t *testing.T) {
 		t.Fatalf("error %v\n%s", err, out)
 	}
 }
+
+// TestLostWritesPerOperation: a CoreWorkload scenario with history: true
+// and checks: [lost-writes] reads every written key back into the history
+// and judges every acknowledged write (summary.json's checks.lost-writes):
+// valid on a target that keeps its promise; on one that drops every
+// fourth update while acknowledging it, false, with at least as many lost
+// writes as the final-state check counts (it counts each lost write, not
+// only the last per key).
+func TestLostWritesPerOperation(t *testing.T) {
+	doc := "name: h\ntarget: {kind: mem, endpoints: [here]}\nworkload: {ycsb: core, properties: {recordcount: \"40\", readproportion: \"0.5\", updateproportion: \"0.5\", fieldcount: \"1\"}}\n" +
+		"load: {threads: 2, duration: 2s, warmup: 0s, rate: 300}\nhistory: true\nchecks: [lost-writes]\n"
+	for _, tc := range []struct {
+		name string
+		drop int64
+		want verdict.Valid
+	}{
+		{"kept promise", 0, verdict.True},
+		{"dropped updates", 4, verdict.False},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, out, err := runHistoryScenario(t, doc, tc.drop, "workload=core\n")
+			if err != nil {
+				t.Fatalf("scenario: %v\n%s", err, out)
+			}
+			sum := readSummary(t, res.Dir)
+			v, ok := sum.Verdicts["lost-writes"]
+			if !ok || sum.LostWrites == nil {
+				t.Fatalf("no checks.lost-writes (%v) or lost_writes\n%s", sum.Verdicts, out)
+			}
+			lost := v.AnomalyCounts["lost-write"]
+			if v.Valid != tc.want || lost < sum.LostWrites.LostWrites || v.Undecided > 0 {
+				t.Fatalf("%s (%d undecided); final-state check %d lost; want valid=%s and at least as many\n%s", v.Line(), v.Undecided, sum.LostWrites.LostWrites, tc.want, out)
+			}
+			if passed := sum.Checks["lost-writes"]; passed != (tc.want == verdict.True) {
+				t.Errorf("checks_passed.lost-writes %v", passed)
+			}
+			ops, _, err := history.ReadFile(filepath.Join(res.Dir, history.FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			finals := 0
+			for _, op := range ops {
+				if op.Name == "final-read" {
+					finals++
+				}
+			}
+			if finals == 0 || int(v.Measures["keys_count"]) != finals {
+				t.Errorf("%d final reads for %v written keys", finals, v.Measures["keys_count"])
+			}
+			t.Logf("%s; final-state check: %d lost", v.Line(), sum.LostWrites.LostWrites)
+		})
+	}
+}

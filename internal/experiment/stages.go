@@ -587,6 +587,7 @@ func (r *scenarioRun) restoreAndCheck(ctx context.Context) error {
 		if res.Reads != nil {
 			r.sum.Checks["stale-reads"] = res.ReadsOK()
 		}
+		r.perOperationLostWrites(ctx)
 	}
 	r.runWorkloadChecks(ctx)
 	r.runHistoryChecks(ctx)

@@ -79,19 +79,17 @@ func readHistorySettings(p *properties.Properties, s *Settings, errs *[]error) {
 	}
 }
 
-// RecordsHistory reports whether a run phase of wl with settings set
-// records an operation history: the workload is made for checking (its
-// Program is a program.Historian), or it is the CoreWorkload and the run
-// asks for one (history=true).
+// RecordsHistory reports whether a phase of wl with settings set records
+// an operation history: every phase of a workload made for checking (its
+// Program is a program.Historian, which always gets its Recorder; a load
+// or calibration phase writes the history of its own directory), and a
+// run phase of the CoreWorkload that asks for one (history=true).
 func RecordsHistory(wl *workload.Workload, set Settings) bool {
-	if set.Runner.Phase != runner.Run {
-		return false
-	}
 	if prog := wl.Program(); prog != nil {
 		_, ok := prog.(program.Historian)
 		return ok
 	}
-	return set.History
+	return set.History && set.Runner.Phase == runner.Run
 }
 
 // phaseHistory is the operation history of one run phase: the

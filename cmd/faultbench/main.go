@@ -191,8 +191,7 @@ func (a *app) exit(err error) int {
 		}
 		return 2
 	}
-	var ae anomalyError
-	if errors.As(err, &ae) || errors.Is(err, experiment.ErrAnomalies) {
+	if errors.Is(err, experiment.ErrAnomalies) {
 		fmt.Fprintf(a.stderr, "faultbench: %v\n", err)
 		return exitAnomaly
 	}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/faultbench/faultbench/internal/lwtag"
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/workload"
 	"github.com/faultbench/faultbench/internal/workload/program"
@@ -518,4 +520,36 @@ func appendFinalReads(ctx context.Context, rd check.Reader, table, path string, 
 		return len(sorted), err
 	}
 	return len(sorted), ctx.Err()
+}
+
+// AnomaliesIn returns an error wrapping ErrAnomalies when summary.json in
+// the run directory dir, or in one of its trials (trial-*/), has a
+// history checker's verdict false; nil when none has.
+func AnomaliesIn(dir string) error {
+	paths, _ := filepath.Glob(filepath.Join(dir, "trial-*", "summary.json"))
+	paths = append(paths, filepath.Join(dir, "summary.json"))
+	var lines []string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var sum rundir.Summary
+		if err := json.Unmarshal(b, &sum); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		for _, v := range sum.Verdicts {
+			if v.Valid == verdict.False {
+				lines = append(lines, v.Line()+" ("+filepath.Dir(p)+")")
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	slices.Sort(lines)
+	return fmt.Errorf("%w: %s", ErrAnomalies, strings.Join(lines, "; "))
 }

@@ -14,6 +14,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // Kinds of events faultbench writes. Faults and observations use these;
@@ -202,7 +204,7 @@ func Read(r io.Reader) ([]Event, error) {
 
 // ReadFile parses an events.jsonl file.
 func ReadFile(path string) ([]Event, error) {
-	f, err := os.Open(path)
+	f, err := runfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

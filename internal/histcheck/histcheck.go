@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/faultbench/faultbench/internal/check/setvis"
 	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/history"
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // Options are every checker's settings; each checker reads its own.
@@ -61,8 +63,8 @@ func Check(ctx context.Context, historyPath, name string, opts Options) (verdict
 	if err := opts.Validate(); err != nil {
 		return verdict.Verdict{}, err
 	}
-	if _, err := os.Stat(historyPath); err != nil {
-		return verdict.Verdict{}, fmt.Errorf("no history to check: %w", err)
+	if !runfile.Exists(historyPath) {
+		return verdict.Verdict{}, fmt.Errorf("no history to check: %s: %w", historyPath, fs.ErrNotExist)
 	}
 	switch name {
 	case elle.Name:
@@ -121,7 +123,7 @@ func CheckPath(ctx context.Context, path, name string, opts Options) (Result, er
 	hist, outDir := path, ""
 	if st.IsDir() {
 		hist = filepath.Join(path, history.FileName)
-		if _, err := os.Stat(hist); err != nil {
+		if !runfile.Exists(hist) {
 			return Result{}, fmt.Errorf("%s: %w", path, ErrNoHistory)
 		}
 		outDir = filepath.Join(path, "checks")

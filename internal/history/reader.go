@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // Reader reads a history line by line.
@@ -83,7 +84,7 @@ func (r *Reader) Line() int { return r.line }
 // ReadFile reads a whole history file; torn reports a skipped torn last
 // line.
 func ReadFile(path string) (ops []Op, torn bool, err error) {
-	f, err := os.Open(path)
+	f, err := runfile.Open(path)
 	if err != nil {
 		return nil, false, fmt.Errorf("opening history: %w", err)
 	}
@@ -108,7 +109,7 @@ func ReadFile(path string) (ops []Op, torn bool, err error) {
 // them. It returns whether the last line was torn; it
 // stops with ctx's error when ctx ends.
 func Each(ctx context.Context, path string, fn func(op *Op) error) (torn bool, err error) {
-	f, err := os.Open(path)
+	f, err := runfile.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("opening history: %w", err)
 	}

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // File is the name of the samples' file in a run directory.
@@ -266,7 +268,7 @@ type Series struct {
 
 // Read parses host.csv.
 func Read(path string) (*Series, error) {
-	f, err := os.Open(path)
+	f, err := runfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // HistLogs are the per-window intended-start latency histograms of a run
@@ -28,7 +30,7 @@ type HistLogs struct {
 // directory without hist/ is an error (os.ErrNotExist); a malformed line is
 // an error naming the file and line.
 func ReadHistLogs(dir string) (*HistLogs, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, HistDir, "*.hlog"))
+	paths, err := runfile.Glob(filepath.Join(dir, HistDir, "*.hlog"))
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +55,7 @@ func ReadHistLogs(dir string) (*HistLogs, error) {
 // readHlogIntervals returns the encoded interval histograms of one log by the
 // interval's start in ms since the log's base time.
 func readHlogIntervals(path string) (map[int64][]byte, error) {
-	f, err := os.Open(path)
+	f, err := runfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

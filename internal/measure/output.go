@@ -15,6 +15,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/faultbench/faultbench/internal/outcome"
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // WindowsHeader is the header row of windows.csv.
@@ -320,7 +321,7 @@ func appendFloat(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 
 // window number (rows of one window share a start); the rows of a last
 // window shorter than the first are marked Partial.
 func ReadWindows(path string) ([]WindowRow, error) {
-	f, err := os.Open(path)
+	f, err := runfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +413,7 @@ func writeDropped(dir string, wins []winEntry) error {
 // readDropped adds the counts of a dropped.csv (if it exists) to the ALL
 // rows of the windows with the same start.
 func readDropped(path string, rows []WindowRow) error {
-	b, err := os.ReadFile(path)
+	b, err := runfile.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

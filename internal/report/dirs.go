@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/rundir"
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // DirKind is a kind of run directory whose report a package above report
@@ -54,11 +54,11 @@ func RenderDir(ctx context.Context, dir string, kinds ...DirKind) (*Output, erro
 // PartialRunHint says where the measurements of a scenario run that was
 // interrupted before its measured run are (load/, calibration/), or "".
 func PartialRunHint(dir string) string {
-	if _, err := os.Stat(filepath.Join(dir, "windows.csv")); err == nil {
+	if runfile.Exists(filepath.Join(dir, "windows.csv")) {
 		return ""
 	}
 	for _, sub := range []struct{ dir, what string }{{"calibration", "calibration"}, {"load", "load phase"}} {
-		if _, err := os.Stat(filepath.Join(dir, sub.dir, "windows.csv")); err == nil {
+		if runfile.Exists(filepath.Join(dir, sub.dir, "windows.csv")) {
 			p := filepath.Join(dir, sub.dir)
 			return fmt.Sprintf("it was interrupted in its %s; that phase's measurements are in %s (`faultbench report %s`)", sub.what, p, p)
 		}
@@ -82,7 +82,7 @@ func Comparability(dirs []string, kinds ...DirKind) []string {
 	for _, d := range dirs {
 		var f facts
 		var sum rundir.Summary
-		if b, err := os.ReadFile(filepath.Join(d, "summary.json")); err == nil && json.Unmarshal(b, &sum) == nil {
+		if b, err := runfile.ReadFile(filepath.Join(d, "summary.json")); err == nil && json.Unmarshal(b, &sum) == nil {
 			for _, k := range kinds {
 				if f.kind == "" && k.Is(d) {
 					f.kind = k.Name

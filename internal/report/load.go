@@ -22,6 +22,7 @@ import (
 	"github.com/faultbench/faultbench/internal/hostload"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/rundir"
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // Run is what a run directory holds, read into memory: the measurements,
@@ -149,10 +150,10 @@ func Load(ctx context.Context, dir string) (*Run, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.Notes = append(r.Notes, hostload.File+": "+err.Error())
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "scenario.yaml")); err == nil {
+	if b, err := runfile.ReadFile(filepath.Join(dir, "scenario.yaml")); err == nil {
 		r.Scenario = string(b)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "run.properties")); err == nil {
+	if b, err := runfile.ReadFile(filepath.Join(dir, "run.properties")); err == nil {
 		r.Properties = string(b)
 	}
 	if r.Files, err = listFiles(dir); err != nil {
@@ -263,7 +264,7 @@ func (r *Run) RunEvents() []event.Event {
 }
 
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := runfile.ReadFile(path)
 	if err != nil {
 		return err
 	}
@@ -275,7 +276,7 @@ func readJSON(path string, v any) error {
 
 // readClients parses clients.csv.
 func readClients(path string) ([]Client, error) {
-	f, err := os.Open(path)
+	f, err := runfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

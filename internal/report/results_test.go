@@ -20,6 +20,7 @@ import (
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/rundir"
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // resultsData is where the results pages (docs/results/*.md) keep the
@@ -40,7 +41,7 @@ const resultsData = "../../docs/results/data"
 // availability report, or without dropped.csv or scenario.yaml) is
 // skipped with the reason.
 func TestResultsPagesInputs(t *testing.T) {
-	sums, err := filepath.Glob(filepath.Join(resultsData, "*", "*", "summary.json"))
+	sums, err := runfile.Glob(filepath.Join(resultsData, "*", "*", "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestResultsPagesInputs(t *testing.T) {
 		name, _ := filepath.Rel(resultsData, dir)
 		t.Run(name, func(t *testing.T) {
 			var sum rundir.Summary
-			b, err := os.ReadFile(sumPath)
+			b, err := runfile.ReadFile(sumPath)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,7 +265,7 @@ func pageCell(page, row, col string) (string, error) {
 func incomplete(dir string) []string {
 	var missing []string
 	for _, f := range []string{"dropped.csv", "scenario.yaml"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+		if !runfile.Exists(filepath.Join(dir, f)) {
 			missing = append(missing, f)
 		}
 	}
@@ -276,7 +277,7 @@ func incomplete(dir string) []string {
 func scenarioParams(t *testing.T, dir string) analyze.Params {
 	t.Helper()
 	p := analyze.DefaultParams()
-	b, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
+	b, err := runfile.ReadFile(filepath.Join(dir, "scenario.yaml"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return p
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/rundir"
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // The report of a scalability sweep (`faultbench sweep`): the scaling
@@ -270,7 +271,7 @@ func RenderSweep(ctx context.Context, dir string, sum *rundir.SweepSummary) (*Ou
 	if err := readJSON(filepath.Join(dir, "env.json"), &env); err == nil {
 		p.Env = envTable(&Run{Env: &env})
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "scenario.yaml")); err == nil {
+	if b, err := runfile.ReadFile(filepath.Join(dir, "scenario.yaml")); err == nil {
 		p.Scenario = string(b)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("report: %w", err)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/rundir"
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // The verdicts of the checkers over a run's history (docs/checks.md):
@@ -80,7 +80,7 @@ func loadVerdicts(dir string, sum *rundir.Summary) (map[string]*verdict.Verdict,
 	if err != nil {
 		notes = append(notes, err.Error())
 	}
-	files, err := filepath.Glob(filepath.Join(dir, ChecksDir, "*.json"))
+	files, err := runfile.Glob(filepath.Join(dir, ChecksDir, "*.json"))
 	if err != nil {
 		return out, notes
 	}
@@ -90,7 +90,7 @@ func loadVerdicts(dir string, sum *rundir.Summary) (map[string]*verdict.Verdict,
 		if out[name] != nil {
 			continue // the run's own verdict wins
 		}
-		b, err := os.ReadFile(f)
+		b, err := runfile.ReadFile(f)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				notes = append(notes, fmt.Sprintf("%s/%s: %v", ChecksDir, filepath.Base(f), err))

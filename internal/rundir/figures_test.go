@@ -3,9 +3,9 @@ package rundir
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // TestSummarySections checks that a program workload's sections are
@@ -65,12 +65,12 @@ func TestSummarySections(t *testing.T) {
 		}
 	})
 	t.Run("the TPC-C corpus", func(t *testing.T) {
-		files, _ := filepath.Glob("../../docs/results/data/tpcc/*/summary.json")
+		files, _ := runfile.Glob("../../docs/results/data/tpcc/*/summary.json")
 		if len(files) == 0 {
 			t.Skip("no TPC-C corpus")
 		}
 		for _, f := range files {
-			b, err := os.ReadFile(f)
+			b, err := runfile.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // TValue is one measured T(K,F): the maximum sustained throughput (ops/s)
@@ -221,7 +222,7 @@ func numeric(s string) bool {
 
 // ReadCSVFile reads T values from a CSV file (see ReadCSV).
 func ReadCSVFile(path string) ([]TValue, error) {
-	f, err := os.Open(path)
+	f, err := runfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading T values: %w", err)
 	}

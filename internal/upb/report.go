@@ -16,6 +16,7 @@ import (
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/report"
 	"github.com/faultbench/faultbench/internal/rundir"
+	"github.com/faultbench/faultbench/internal/runfile"
 	"github.com/faultbench/faultbench/internal/scenario"
 )
 
@@ -23,7 +24,7 @@ import (
 // summary.json is a UPB summary, or, before the first one was written (or
 // when it is unreadable), its scenario.yaml has a upb: section.
 func IsRunDir(dir string) bool {
-	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
+	if b, err := runfile.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
 		var probe struct {
 			Searches json.RawMessage `json:"searches"`
 			LcOps    *float64        `json:"lc_ops"`
@@ -33,7 +34,7 @@ func IsRunDir(dir string) bool {
 		}
 		// cut off while being written: decide by scenario.yaml
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
+	b, err := runfile.ReadFile(filepath.Join(dir, "scenario.yaml"))
 	if err != nil {
 		return false
 	}
@@ -69,7 +70,7 @@ func ReportOf(dir string) (*report.UPBReport, error) {
 	}
 	u := &report.UPBReport{Dir: dir}
 	var sum *Summary
-	switch b, err := os.ReadFile(filepath.Join(dir, "summary.json")); {
+	switch b, err := runfile.ReadFile(filepath.Join(dir, "summary.json")); {
 	case errors.Is(err, fs.ErrNotExist):
 		u.Notes = append(u.Notes, "summary.json is missing: the run was stopped before its first result (L_c) was saved")
 	case err != nil:
@@ -84,7 +85,7 @@ func ReportOf(dir string) (*report.UPBReport, error) {
 	// The configuration: from scenario.yaml (resolved, every default).
 	var cfg *Config
 	var sc *scenario.Scenario
-	if b, err := os.ReadFile(filepath.Join(dir, "scenario.yaml")); err == nil {
+	if b, err := runfile.ReadFile(filepath.Join(dir, "scenario.yaml")); err == nil {
 		u.Scenario = string(b)
 		if s, err := scenario.Parse(b, filepath.Join(dir, "scenario.yaml"), nil); err != nil {
 			u.Notes = append(u.Notes, fmt.Sprintf("scenario.yaml: %v", err))
@@ -99,7 +100,7 @@ func ReportOf(dir string) (*report.UPBReport, error) {
 	} else {
 		u.Notes = append(u.Notes, "scenario.yaml is missing")
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil {
+	if b, err := runfile.ReadFile(filepath.Join(dir, "env.json")); err == nil {
 		var env rundir.Env
 		if json.Unmarshal(b, &env) == nil {
 			u.Env = &env
@@ -336,7 +337,7 @@ func probeOf(dir string, r Row, isT, withClients bool, cfg *Config) report.UPBPr
 		return p
 	}
 	path := filepath.Join(dir, filepath.FromSlash(r.Dir), "windows.csv")
-	b, err := os.ReadFile(path)
+	b, err := runfile.ReadFile(path)
 	if err != nil {
 		p.Missing = "windows.csv is missing"
 		return p

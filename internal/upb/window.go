@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/faultbench/faultbench/internal/analyze"
 	"github.com/faultbench/faultbench/internal/measure"
 	"github.com/faultbench/faultbench/internal/outcome"
+	"github.com/faultbench/faultbench/internal/runfile"
 )
 
 // win is one full measurement window after warm-up (the ALL row).
@@ -243,14 +243,14 @@ func countWithin(r io.Reader, from, to time.Duration, limitUs int64) (total, wit
 // successfully within limit: operations within the limit over successful
 // plus failed operations. It reads the run directory's hist/all.hlog.
 func phiOf(dir string, from, to time.Duration, limit time.Duration, errs int64) (float64, error) {
-	f, err := os.Open(dir + "/hist/all.hlog")
+	f, err := runfile.Open(dir + "/hist/all.hlog")
 	if err != nil {
 		return 0, fmt.Errorf("φ: %w", err)
 	}
 	defer f.Close()
 	total, within, err := countWithin(f, from, to, int64(limit/time.Microsecond))
 	if err != nil {
-		return 0, fmt.Errorf("φ: %s: %w", f.Name(), err)
+		return 0, fmt.Errorf("φ: %s: %w", dir+"/hist/all.hlog", err)
 	}
 	if total+errs == 0 {
 		return 0, nil

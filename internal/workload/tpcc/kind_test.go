@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/runfile"
 	"github.com/faultbench/faultbench/internal/workload/program"
 )
 
@@ -19,13 +19,13 @@ import (
 // summary.json (docs/results/data/tpcc) from the file's own totals: the
 // figures and their encoding are what they were.
 func TestFiguresOfCorpus(t *testing.T) {
-	files, _ := filepath.Glob("../../../docs/results/data/tpcc/*/summary.json")
+	files, _ := runfile.Glob("../../../docs/results/data/tpcc/*/summary.json")
 	if len(files) == 0 {
 		t.Skip("no TPC-C corpus")
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
-			b, err := os.ReadFile(f)
+			b, err := runfile.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/faultbench/faultbench/internal/experiment"
 	"github.com/faultbench/faultbench/internal/histcheck"
 )
 
@@ -22,7 +22,7 @@ func (a *app) checkCmd(ctx context.Context, args []string) error {
 	keyTimeout := fs.Duration("key-timeout", 0, "linearizable: the time limit per key (default 10s); an undecided key makes the verdict unknown")
 	total := fs.Int64("total", 0, "bank: the total every read must see (default: the sum of the initial deposits)")
 	allowNeg := fs.Bool("allow-negative", false, "bank: accept negative balances")
-	failOn := fs.Bool("fail-on-anomaly", false, "exit 1 when the verdict is false (for CI)")
+	failOn := fs.Bool("fail-on-anomaly", false, "exit 3 when the verdict is false (for CI), as run and scenario do")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (a *app) checkCmd(ctx context.Context, args []string) error {
 		fmt.Fprintf(a.stdout, "verdict: %s\n", res.File)
 	}
 	if *failOn && res.Failed() {
-		return errors.New("anomalies found (--fail-on-anomaly)")
+		return fmt.Errorf("anomalies found (--fail-on-anomaly): %w", experiment.ErrAnomalies)
 	}
 	return nil
 }

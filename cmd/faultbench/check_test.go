@@ -11,7 +11,7 @@ import (
 )
 
 // TestCheckCommand: `faultbench check` judges a run directory's history,
-// writes the verdict, and exits 1 on anomalies only with --fail-on-anomaly.
+// writes the verdict, and exits 3 (exitAnomaly) on anomalies only with --fail-on-anomaly.
 func TestCheckCommand(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
@@ -41,7 +41,7 @@ func TestCheckCommand(t *testing.T) {
 		out  string
 	}{
 		{"write skew under serializable", []string{"check", dir, "--checker", "isolation"}, 0, "valid=false"},
-		{"fail on anomaly", []string{"check", dir, "--checker", "isolation", "--fail-on-anomaly"}, 1, "G2-item 1"},
+		{"fail on anomaly", []string{"check", dir, "--checker", "isolation", "--fail-on-anomaly"}, exitAnomaly, "G2-item 1"},
 		{"allowed under snapshot isolation", []string{"check", dir, "--checker", "isolation", "--model", "snapshot-isolation", "--fail-on-anomaly"}, 0, "valid=true"},
 		{"unknown checker", []string{"check", dir, "--checker", "knossos"}, 2, ""},
 		{"unknown model", []string{"check", dir, "--checker", "isolation", "--model", "si"}, 2, ""},

@@ -75,6 +75,11 @@ func (a *app) scenarioCmd(ctx context.Context, args []string) error {
 			sets = append(sets, "schedule."+k+"="+strings.TrimSpace(parts[i]))
 		}
 	}
+	if set["trials"] {
+		// --trials N is the scenario's trials.n, so that a --set trials.mode=reuse
+		// (which makes a trials section) validates with the flag's N
+		sets = append(sets, fmt.Sprintf("trials.n=%d", *trials))
+	}
 	sc, file, err := loadScenario(pos[0], sets)
 	if err != nil {
 		return err

@@ -66,4 +66,9 @@ func TestTrialsBadInput(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "valid; dry run") {
 		t.Fatalf("dry run: code %d\n%s\n%s", code, stdout, stderr)
 	}
+	// --trials N is the trials section's n, so a --set of its mode validates
+	stdout, stderr, code = runApp("scenario", "--dry-run", good, "--trials", "3", "--set", "trials.mode=reuse")
+	if code != 0 || !strings.Contains(stdout, "valid; dry run") {
+		t.Fatalf("dry run with --set trials.mode=reuse: code %d\n%s\n%s", code, stdout, stderr)
+	}
 }

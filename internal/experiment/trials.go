@@ -62,6 +62,7 @@ type sharedCluster struct {
 func (r *scenarioRun) reuse(ctx context.Context, sh *sharedCluster) error {
 	r.manager = sh.manager
 	r.cluster = sh.cluster
+	r.reused = true
 	r.tgt.ConnectTo(r.base, sh.cluster)
 	var err error
 	if r.faults, err = r.manager.FaultCluster(sh.cluster, r.run.Events, 0); err != nil {

@@ -27,6 +27,7 @@ load: {threads: 2, rate: 100, duration: 6s, window: 200ms}
 schedule:
   - {at: 2s..3s, fault: kill, node: "random-of(followers)", as: victim}
   - {at: 4s, fault: start, node: victim}
+checks: [lost-writes]
 `
 
 // TestTrials runs seeded trials of a follower kill on real 3-member etcd
@@ -97,6 +98,13 @@ func TestTrials(t *testing.T) {
 				}
 				if ts.Analysis == nil || len(ts.Analysis.Faults) == 0 {
 					t.Fatalf("trial %d: no fault analysed", k)
+				}
+				// a reused cluster holds the earlier trials' tagged writes:
+				// the lost-write check judges only the trial that started it
+				_, judged := ts.Checks["lost-writes"]
+				skipped := strings.Contains(strings.Join(ts.ChecksSkipped, ";"), "lost-writes: not judged, the cluster was reused")
+				if wantJudged := tc.mode == scenario.TrialsFresh || k == 1; judged != wantJudged || skipped == wantJudged || (judged && !ts.Checks["lost-writes"]) {
+					t.Errorf("trial %d (%s): lost-writes judged %v (passed %v), skipped %v %q; want judged and passed only on a cluster it started", k, tc.mode, judged, ts.Checks["lost-writes"], skipped, ts.ChecksSkipped)
 				}
 				// the victim was a follower when it was drawn: not the leader
 				// the events named before the kill

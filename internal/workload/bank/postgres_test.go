@@ -106,12 +106,15 @@ func openAt(t *testing.T, hosts, level string) program.DB {
 
 // load runs the workload's terminals on db for d and returns the history.
 func load(t *testing.T, w *bank.Workload, rec *collector, db program.DB, terminals int, d time.Duration) []history.Op {
+	rec.mu.Lock()
+	seedBase := int64(len(rec.ops) + 1) // read before the terminals record
+	rec.mu.Unlock()
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var wg sync.WaitGroup
 	for id := range terminals {
-		term := w.NewTerminal(id, int64(len(rec.ops)+1))
+		term := w.NewTerminal(id, seedBase)
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				term.Next()

@@ -468,7 +468,7 @@ func (r *phaseRun) measure(ctx context.Context, dir string, evs *event.Log, task
 		threads += w.share.Threads
 	}
 	col, err := measure.NewCollector(measure.Config{
-		Dir: dir, Ops: wl.OpNames(), Window: set.Window, Start: start, Warmup: set.Runner.Warmup,
+		Dir: dir, Ops: runner.MeasureOps(wl.OpNames(), set.Runner), Window: set.Window, Start: start, Warmup: set.Runner.Warmup,
 		Workers: threads, Clients: len(ws),
 	})
 	if err != nil {

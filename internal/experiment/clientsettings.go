@@ -20,5 +20,6 @@ func clientSettings(prep *Prepared) map[string]string {
 		to = 10 * time.Second // the runner's default
 	}
 	out["optimeout"] = to.String()
+	maps.Copy(out, prep.Settings.Runner.ClientSettings()) // runner.retry, runner.spike.*
 	return out
 }

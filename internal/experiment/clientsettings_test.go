@@ -25,9 +25,13 @@ func TestClientSettings(t *testing.T) {
 		want map[string]string
 	}{
 		{"driver without the ability: the harness's timeout, defaulted", &Prepared{Driver: noSettingsDriver{}},
-			map[string]string{"optimeout": "10s"}},
+			map[string]string{"optimeout": "10s", "runner.retry": "none"}},
 		{"driver with the ability", &Prepared{Driver: settingsDriver{}, Settings: Settings{Runner: runner.Config{OpTimeout: 2 * time.Second}}},
-			map[string]string{"optimeout": "2s", "mem.requireleader": "true"}},
+			map[string]string{"optimeout": "2s", "mem.requireleader": "true", "runner.retry": "none"}},
+		{"a retry policy and a spike", &Prepared{Driver: noSettingsDriver{}, Settings: Settings{Runner: runner.Config{
+			Retry: runner.DefaultRetry(runner.RetryImmediate), Spike: runner.Spike{At: time.Second, Duration: 2 * time.Second, Factor: 3}}}},
+			map[string]string{"optimeout": "10s", "runner.retry": "immediate", "runner.retry.max": "3",
+				"runner.spike.at": "1s", "runner.spike.duration": "2s", "runner.spike.factor": "3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := clientSettings(tc.prep)

@@ -203,6 +203,8 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	}
 	s.ExportFile = p.String("exportfile", "")
 	readHistorySettings(p, &s, &errs)
+	retry, spike, err := runner.ReadClient(p)
+	get(err)
 	if s.Window < 10*time.Millisecond || s.Window > time.Hour {
 		errs = append(errs, p.Error("measurement.window", "must be between 10ms and 1h"))
 	}
@@ -245,6 +247,12 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	s.Runner = runner.Config{
 		Phase: phase, Threads: int(threads), Clients: int(clients), Rate: tgt, OperationCount: opcount,
 		Duration: maxExec, Warmup: warm, OpTimeout: opTimeout, Seed: wl.Seed(), Wake: wake,
+	}
+	if phase == runner.Run {
+		if retry.Enabled() && wl.Program() != nil {
+			return s, p.Error("runner.retry", "a program workload retries on its own terms; the runner's retry policies apply to CoreWorkload operations")
+		}
+		s.Runner.Retry, s.Runner.Spike = retry, spike
 	}
 	if err := s.Runner.Validate(); err != nil {
 		return s, err
@@ -678,7 +686,7 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 		evs.SetStart(start)
 	}
 	col, err := measure.NewCollector(measure.Config{
-		Dir: dir, Ops: prep.Workload.OpNames(), Window: set.Window, Start: start,
+		Dir: dir, Ops: runner.MeasureOps(prep.Workload.OpNames(), set.Runner), Window: set.Window, Start: start,
 		Warmup: set.Runner.Warmup, Workers: set.Runner.Threads, Clients: set.Runner.Clients,
 	})
 	if err != nil {

@@ -313,6 +313,10 @@ func (c *Collector) absorb(i int, sl *slot, run bool) {
 		}
 		a := &c.agg[op]
 		a.ensure()
+		if c.cfg.Ops[op] == RetryOp {
+			c.absorbSide(a, o, op, run)
+			continue
+		}
 		c.all.ensure()
 		if o.counts[outcome.OK] > 0 {
 			a.addOKSpan(o)
@@ -374,6 +378,36 @@ func (c *Collector) absorb(i int, sl *slot, run bool) {
 			o.lat.MergeInto(cl.lat)
 			o.lat.MergeInto(cl.ops[op])
 		}
+	}
+}
+
+// absorbSide adds a slot of the retry series to its own aggregate and
+// totals only (RetryOp).
+func (c *Collector) absorbSide(a *aggregate, o *opSlot, op int, run bool) {
+	if o.counts[outcome.OK] > 0 {
+		a.addOKSpan(o)
+	}
+	for cls, v := range o.counts {
+		a.counts[cls] += v
+	}
+	a.behind += o.behind
+	a.failMax = max(a.failMax, o.failMax)
+	hasLat := o.lat != nil && o.lat.TotalCount() > 0
+	if hasLat {
+		o.lat.MergeInto(a.lat)
+		o.svc.MergeInto(a.svc)
+	}
+	if !run {
+		return
+	}
+	t := &c.tot[op]
+	addCounts(t, o.counts, o.behind)
+	if hasLat {
+		if t.Intended == nil {
+			t.Intended, t.Service = newHist(), newHist()
+		}
+		o.lat.MergeInto(t.Intended)
+		o.svc.MergeInto(t.Service)
 	}
 }
 
@@ -558,6 +592,10 @@ func fillHists(t *OpTotals) {
 		t.Intended, t.Service = newHist(), newHist()
 	}
 }
+
+// OpCount is the number of operation names the collector records
+// (Config.Ops).
+func (c *Collector) OpCount() int { return len(c.cfg.Ops) }
 
 // Live returns a snapshot for a status line; cheap and safe at any time.
 func (c *Collector) Live() Live {

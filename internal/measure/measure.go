@@ -50,6 +50,13 @@ const (
 // operation type.
 const AllOps = "ALL"
 
+// RetryOp is the op name of the retry series (a client retry policy,
+// runner.retry): every attempt that failed and was retried, by the class
+// it failed with, in the window it ended. It is a series of its own: not
+// part of the ALL row, the totals or the per-client figures, which count
+// operations by their final outcome.
+const RetryOp = "RETRY"
+
 // maxGrace bounds how long after a window's end the collector waits for
 // stragglers before it closes the window.
 const maxGrace = 100 * time.Millisecond

@@ -52,6 +52,12 @@ type Config struct {
 	// Wake is how an open-loop worker waits for an intended start
 	// (WakeSpin when empty); see WakeMode.
 	Wake WakeMode
+	// Retry is the client retry policy of the run phase (retry.go); every
+	// attempt has the deadline OpTimeout. The collector must have the ops
+	// MeasureOps gives.
+	Retry Retry
+	// Spike raises the open-loop rate for a while (spike.go).
+	Spike Spike
 }
 
 // Validate checks the configuration.
@@ -75,6 +81,15 @@ func (c Config) Validate() error {
 		return errors.New("durations must not be negative")
 	case c.Phase == Run && c.OperationCount == 0 && c.Duration == 0:
 		return errors.New("a run needs an end: set operationcount > 0 or maxexecutiontime > 0")
+	}
+	if err := c.Retry.Validate(); err != nil {
+		return err
+	}
+	if err := c.Spike.Validate(); err != nil {
+		return err
+	}
+	if c.Spike.Enabled() && c.Rate == 0 {
+		return errors.New("a load spike needs an open-loop rate (target > 0)")
 	}
 	return nil
 }
@@ -111,6 +126,7 @@ type Result struct {
 	Reason   string // "operationcount", "duration", "interrupted" or "load complete"
 	Behind   int64  // operations that started later than their schedule allowed
 	Canceled int64  // operations cut off by the stop and therefore not recorded
+	Retries  int64  // retries made (Config.Retry): attempts after an operation's first
 	Dropped  int64  // open loop: operations due before the end that never started (the run was behind)
 	// Cut counts, by outcome class, the operations still in flight at the
 	// deadline: cancelled by it (timeout class) or completed after it. They
@@ -187,7 +203,28 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		opNames  = r.Workload.OpNames()
 		exhaust  atomic.Bool
 		timeUp   atomic.Bool
+		retries  atomic.Int64
+		bucket   *tokenBucket
+		retryOp  = -1
+		spike    *spikeSchedule
 	)
+	if cfg.Phase == Run && cfg.Retry.Enabled() {
+		if r.Workload.Program() != nil {
+			return Result{}, errNoRetryProgram
+		}
+		retryOp = len(opNames)
+		if n := r.Collector.OpCount(); n <= retryOp {
+			return Result{}, fmt.Errorf("runner: a retry policy needs the collector's ops from MeasureOps (%d ops, want %d)", n, retryOp+1)
+		}
+		if cfg.Retry.Policy == RetryBudget {
+			bucket = newTokenBucket(cfg.Retry.Tokens, cfg.Retry.Ratio)
+		}
+	}
+	if cfg.Spike.Enabled() && interval > 0 {
+		from := start.Add(cfg.Warmup + cfg.Spike.At)
+		spike = &spikeSchedule{from: from, to: from.Add(cfg.Spike.Duration),
+			interval: max(time.Duration(float64(interval)/cfg.Spike.Factor), 1)}
+	}
 	for i := 0; i < cfg.Threads; i++ {
 		quota := int64(-1)
 		if cfg.OperationCount > 0 {
@@ -210,7 +247,11 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			deadline: deadline,
 			interval: interval,
 			// stagger the workers' schedules evenly over one interval
-			next: start.Add(time.Duration(int64(interval) * int64(i) / int64(cfg.Threads))),
+			next:  start.Add(time.Duration(int64(interval) * int64(i) / int64(cfg.Threads))),
+			spike: spike,
+		}
+		if retryOp >= 0 {
+			w.retrier = newRetrier(cfg.Retry, retryOp, bucket, cfg.Seed, i)
 		}
 		if prog := r.Workload.Program(); prog != nil {
 			w.term = prog.NewTerminal(i, cfg.Seed)
@@ -225,6 +266,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			behind.Add(w.behind)
 			canceled.Add(w.canceled)
 			dropped.Add(w.dropped)
+			retries.Add(w.retries)
 			cutMu.Lock()
 			for c, v := range w.cut {
 				cut[c] += v
@@ -253,7 +295,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		}()
 	}
 	wg.Wait()
-	res := Result{Start: start, End: time.Now(), Ops: total.Load(), Behind: behind.Load(), Canceled: canceled.Load(), Dropped: dropped.Load(), Cut: cut, Samples: samples}
+	res := Result{Start: start, End: time.Now(), Ops: total.Load(), Behind: behind.Load(), Canceled: canceled.Load(), Dropped: dropped.Load(), Cut: cut, Samples: samples, Retries: retries.Load()}
 	if !deadline.IsZero() && res.End.After(deadline) {
 		res.End = deadline
 	}
@@ -297,6 +339,10 @@ type worker struct {
 	// when the operation itself is recorded.
 	parts  [2]part
 	nparts int
+	// retrier is the retry policy's state; nil: no retries.
+	retrier *retrier
+	retries int64
+	spike   *spikeSchedule // nil: no load spike
 }
 
 // part is one database call of a composite operation.
@@ -309,6 +355,7 @@ type part struct {
 func (w *worker) loop(ctx context.Context) {
 	wake := newWaker(w.cfg.Wake)
 	defer wake.stop()
+	defer w.retrier.stop()
 	behindAfter := w.interval
 	if behindAfter < time.Millisecond {
 		behindAfter = time.Millisecond
@@ -321,7 +368,7 @@ func (w *worker) loop(ctx context.Context) {
 		waited := false
 		if w.interval > 0 {
 			intended = w.next
-			w.next = w.next.Add(w.interval)
+			w.next = w.next.Add(w.step(intended))
 			if !w.deadline.IsZero() && !intended.Before(w.deadline) {
 				w.timeUp = true
 				return
@@ -354,6 +401,16 @@ func (w *worker) loop(ctx context.Context) {
 		}
 		w.nparts = 0
 		err := w.execute(ctx, started)
+		last := started // the last attempt's start: service time is its
+		if w.retrier != nil {
+			if err != nil {
+				// the operation's latency stays from the first intended
+				// start
+				err, last, _ = w.retry(ctx, err, started)
+			} else if w.retrier.bucket != nil {
+				w.retrier.bucket.success()
+			}
+		}
 		ended := time.Now()
 		if err != nil && ctx.Err() != nil {
 			// cut off by the stop: its outcome says nothing about the database
@@ -387,7 +444,7 @@ func (w *worker) loop(ctx context.Context) {
 		}
 		w.rec.Record(measure.Sample{
 			Op: opIndex, Class: cls,
-			Intended: intended, Started: started, Ended: ended, Behind: late, Woke: waited,
+			Intended: intended, Started: last, Ended: ended, Behind: late, Woke: waited,
 		})
 		for _, p := range w.parts[:w.nparts] {
 			// as YCSB: the parts' latency counts from the operation's intended start

@@ -218,9 +218,9 @@ func (rt *retrier) stop() {
 
 // retry runs the attempts after a failed first one (err, which started at
 // started): each failed attempt that is retried is recorded in the retry
-// series with its own start and end; the last attempt's error and start
-// are returned, and how many retries were made.
-func (w *worker) retry(ctx context.Context, err error, started time.Time) (error, time.Time, int) {
+// series with its own start and end; the last attempt's start, how many
+// retries were made and its error are returned.
+func (w *worker) retry(ctx context.Context, err error, started time.Time) (time.Time, int, error) {
 	rt := w.retrier
 	n := 0
 	for ; n < rt.cfg.Max; n++ {
@@ -254,7 +254,7 @@ func (w *worker) retry(ctx context.Context, err error, started time.Time) (error
 			rt.bucket.failure() // the last attempt failed too
 		}
 	}
-	return err, started, n
+	return started, n, err
 }
 
 // errNoRetryProgram says why a program workload takes no retry policy.

@@ -406,7 +406,7 @@ func (w *worker) loop(ctx context.Context) {
 			if err != nil {
 				// the operation's latency stays from the first intended
 				// start
-				err, last, _ = w.retry(ctx, err, started)
+				last, _, err = w.retry(ctx, err, started)
 			} else if w.retrier.bucket != nil {
 				w.retrier.bucket.success()
 			}

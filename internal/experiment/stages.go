@@ -158,6 +158,9 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if err := fault.CheckDisk(r.steps, sc.Target.Options); err != nil {
 		return nil, &InvalidError{Err: fmt.Errorf("%s: schedule: %w", s.File, err)}
 	}
+	if err := fault.CheckGray(r.steps, sc.Target.Options, tgt.DefaultVictim); err != nil {
+		return nil, &InvalidError{Err: fmt.Errorf("%s: schedule: %w", s.File, err)}
+	}
 	if r.base, err = s.BaseProperties(tgt); err != nil {
 		return nil, &InvalidError{Err: err}
 	}

@@ -137,6 +137,7 @@ func NewRegistry() *Registry {
 	r.m[ActionAddNode] = func() Fault { return &addNodeFault{} }
 	r.m[ActionRemoveNode] = func() Fault { return &removeNodeFault{} }
 	registerDisk(r)
+	registerGray(r)
 	return r
 }
 

@@ -75,7 +75,8 @@ func Wanted(opts map[string]string) bool {
 func Describe() string {
 	return "netns: every node in its own network namespace behind a bridge, 198.18.0.0/15; " +
 		"partition and loss: nftables rules in the node's namespace; bandwidth: tc tbf; " +
-		"delay: userspace relay in the node's namespace (netem is not used)"
+		"delay: userspace relay in the node's namespace (netem is not used); " +
+		"blackhole-send and duplicate: nftables netdev egress on the node's eth0; tcp-reset: sock_diag destroy"
 }
 
 // StateVersion is the version of the state file layout.

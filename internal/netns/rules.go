@@ -129,6 +129,10 @@ func removeRule(r Rule) error {
 		return nil
 	case RuleRelay:
 		return killRelay(r.Name)
+	case RuleNFNetdev:
+		return removeNetdevTable(r.NS, r.Name)
+	case RuleNetem:
+		return removeNetem(r.NS, r.Name)
 	case RuleTBF:
 		h, err := handleIn(r.NS)
 		if err != nil {

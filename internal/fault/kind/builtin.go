@@ -2,6 +2,7 @@ package kind
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -76,7 +77,7 @@ func builtins() []Kind {
 			return nil
 		}},
 		{Name: "remove-node", Family: Scale, Color: colScale, Params: []Param{streaming}},
-	}, diskKinds()...)
+	}, slices.Concat(diskKinds(), grayNetKinds())...)
 }
 
 // Streaming throttles as ParseStreaming returns them (besides a rate).

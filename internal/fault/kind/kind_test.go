@@ -154,11 +154,11 @@ func TestUndoes(t *testing.T) {
 		{"partition", "", "heal", "", true},
 		{"bandwidth", "", "heal", "", true},
 		{"delay", "", "start", "", false},
-		{"restart", "", "start", "", true},      // lists no restores: same family
-		{"add-node", "", "start", "", false},    // scale is not process
-		{"corrupt", "", "repair", "", true},     // unknown: anything
-		{"corrupt", Disk, "repair", Disk, true}, // unknown kinds, the events' families agree
-		{"corrupt", Disk, "heal", "", false},    // the events' family against the registry's
+		{"restart", "", "start", "", true},       // lists no restores: same family
+		{"add-node", "", "start", "", false},     // scale is not process
+		{"scramble", "", "repair", "", true},     // unknown: anything
+		{"scramble", Disk, "repair", Disk, true}, // unknown kinds, the events' families agree
+		{"scramble", Disk, "heal", "", false},    // the events' family against the registry's
 	} {
 		if got := r.Undoes(tc.inject, tc.jf, tc.restore, tc.rf); got != tc.want {
 			t.Errorf("Undoes(%s/%s, %s/%s) = %v, want %v", tc.inject, tc.jf, tc.restore, tc.rf, got, tc.want)

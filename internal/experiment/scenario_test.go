@@ -262,14 +262,17 @@ func TestRedisClusterMasterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	promoted := ""
+	promoted, promotedAt, killedAt := "", time.Duration(-1), time.Duration(-1)
 	for _, e := range evs {
-		if e.Kind == event.RoleChange && strings.Contains(e.Detail, "replica -> primary") {
-			promoted = e.Node + " " + e.Detail
+		if e.Kind == event.FaultInject && killedAt < 0 {
+			killedAt = e.Since()
+		}
+		if e.Kind == event.RoleChange && strings.Contains(e.Detail, "replica -> primary") && promotedAt < 0 {
+			promoted, promotedAt = e.Node+" "+e.Detail, e.Since()
 		}
 	}
-	if promoted == "" {
-		t.Errorf("no replica promotion among the events:\n%s", errb.String())
+	if promoted == "" || killedAt < 0 {
+		t.Fatalf("no kill or no replica promotion among the events:\n%s", errb.String())
 	}
 	sum := res.Summary
 	if sum.Analysis == nil || len(sum.Analysis.Faults) == 0 {
@@ -277,21 +280,37 @@ func TestRedisClusterMasterKill(t *testing.T) {
 	}
 	f := sum.Analysis.Faults[0]
 	// What the configuration implies: a replica starts its election only
-	// after the master is flagged failing, cluster-node-timeout (1 s) after
-	// it stopped answering, then waits 0.5-1 s plus its rank before it asks
-	// for votes; the killed master's slots fail until then. So the failover
-	// takes at least about the node timeout (half of it allows for the
-	// windows straddling the kill and the promotion) and at most two node
-	// timeouts, the replica's delay, and 5 s for a loaded machine (the
-	// pages measured 2.8 s at load 22-35).
+	// after the master is flagged failing, when a ping to it has been
+	// unanswered for cluster-node-timeout (1 s; the ping went out at the
+	// kill at the earliest), then waits 0.5-1 s plus its rank before it
+	// asks for votes; the killed master's slots fail until then. So the
+	// promotion comes at least the node timeout after the kill (the
+	// fault-inject event is recorded before the kill, the role-change
+	// event is seen by polling: both only widen the interval), and at most
+	// two node timeouts, the replica's delay, and 5 s for a loaded machine
+	// (the pages measured 2.8 s at load 22-35) after it.
+	//
+	// The bound is on the promotion, not on faultbench's failover time:
+	// the killed master holds a third of the slots, so the operations on
+	// the two others keep completing until the workers pile up on the dead
+	// slots; the first windows after the kill can be above the downtime
+	// threshold (10 % of the baseline) for SustainWindows in a row, so the
+	// first down stretch — the failover time, by its definition in
+	// docs/metrics.md — may end before the promotion (380 ms in CI on
+	// 2026-11-27, promotion later). The failover time is only bounded
+	// above, and the outage must be seen: some down window.
 	const nodeTimeout = 1000 * time.Millisecond
-	if lo, hi := ms(nodeTimeout/2), ms(2*nodeTimeout+time.Second+5*time.Second); f.FailoverMs < lo || f.FailoverMs > hi {
-		t.Errorf("failover time %.0f ms, want in [%.0f, %.0f] ms", f.FailoverMs, lo, hi)
+	lo, hi := nodeTimeout, 2*nodeTimeout+time.Second+5*time.Second
+	if d := promotedAt - killedAt; d < lo || d > hi {
+		t.Errorf("replica promoted %v after the kill, want in [%v, %v]", d, lo, hi)
+	}
+	if f.FailoverMs <= 0 || f.FailoverMs > ms(hi) || f.DowntimeMs <= 0 {
+		t.Errorf("failover time %.0f ms, downtime %.0f ms: want a failover in (0, %.0f] ms and some downtime", f.FailoverMs, f.DowntimeMs, ms(hi))
 	}
 	if sum.LostWrites == nil || sum.LostWrites.KeysChecked == 0 || sum.LostWrites.AckedWrites == 0 || !sum.LostWrites.OK() {
 		t.Errorf("lost-write check did not run or did not pass: %+v", sum.LostWrites)
 	}
-	t.Logf("promotion: %s; failover %.0f ms, downtime %.0f ms; lost writes: %s", promoted, f.FailoverMs, f.DowntimeMs, sum.LostWrites)
+	t.Logf("promotion: %s %v after the kill; failover %.0f ms, downtime %.0f ms; lost writes: %s", promoted, promotedAt-killedAt, f.FailoverMs, f.DowntimeMs, sum.LostWrites)
 }
 
 // TestFailedFaultStepFailsRun: a fault step that fails while the run goes

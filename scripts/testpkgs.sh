@@ -6,6 +6,14 @@
 #                                that they do not starve each other on two cores)
 #   scripts/testpkgs.sh unit     every other package (pure unit tests: they run in
 #                                parallel)
+#   scripts/testpkgs.sh lane-a   the serial packages split in two lanes that run side
+#   scripts/testpkgs.sh lane-b   by side, each one package at a time: lane a holds
+#                                every package whose tests create network namespaces or
+#                                SSH hosts (NET below: they pick a free 198.18.x.0/24 by
+#                                check-then-create, atomic only within one state
+#                                directory, so two of them must not run at once), plus
+#                                LANE_A to balance the lanes by the packages' test
+#                                times; lane b the other serial packages
 #
 # A package is serial when one of its test files calls testing.Short() (the
 # project's convention: -short skips the tests that start a database) and it
@@ -22,12 +30,27 @@ SERIAL=(
 UNIT=(
 	github.com/faultbench/faultbench/internal/check/elle # large generated histories
 )
+# serial packages whose tests create network namespaces or SSH hosts
+NET=(
+	github.com/faultbench/faultbench/cmd/faultbench
+	github.com/faultbench/faultbench/internal/clusterctl
+	github.com/faultbench/faultbench/internal/distrib
+	github.com/faultbench/faultbench/internal/fault
+	github.com/faultbench/faultbench/internal/netns
+	github.com/faultbench/faultbench/internal/remote
+)
+# other serial packages in lane a: with NET about half of the serial
+# packages' test time (CI 2026-11-27: NET 421 s + these 266 s of 1284 s)
+LANE_A=(
+	github.com/faultbench/faultbench/internal/experiment
+	github.com/faultbench/faultbench/internal/workload/tpcc
+)
 
 group=${1:-}
 case "$group" in
-serial | unit) ;;
+serial | unit | lane-a | lane-b) ;;
 *)
-	echo "usage: scripts/testpkgs.sh serial|unit" >&2
+	echo "usage: scripts/testpkgs.sh serial|unit|lane-a|lane-b" >&2
 	exit 2
 	;;
 esac
@@ -47,7 +70,14 @@ go list -f '{{.ImportPath}} {{.Dir}} {{join .TestGoFiles " "}} {{join .XTestGoFi
 		for u in "${UNIT[@]}"; do
 			[ "$pkg" = "$u" ] && serial=0
 		done
-		if { [ "$group" = serial ] && [ $serial -eq 1 ]; } || { [ "$group" = unit ] && [ $serial -eq 0 ]; }; then
-			echo "$pkg"
-		fi
+		lane=b
+		for a in "${NET[@]}" "${LANE_A[@]}"; do
+			[ "$pkg" = "$a" ] && lane=a
+		done
+		case "$group" in
+		serial) [ $serial -eq 1 ] && echo "$pkg" ;;
+		unit) [ $serial -eq 0 ] && echo "$pkg" ;;
+		lane-a) [ $serial -eq 1 ] && [ $lane = a ] && echo "$pkg" ;;
+		lane-b) [ $serial -eq 1 ] && [ $lane = b ] && echo "$pkg" ;;
+		esac
 	done

@@ -58,10 +58,21 @@ func TestRunStopsAtTheEnd(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { c.Run(ctx); close(done) }()
-	time.Sleep(300 * time.Millisecond)
+	// Wait for the 3 whole windows however late the scheduler runs Run (a
+	// loaded machine: no fixed sleep), then give it more than a window past
+	// the end to close a fourth one it must not close.
+	for deadline := time.Now().Add(time.Minute); closed.Load() < 3 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(time.Until(start.Add(100 * time.Millisecond)))
+	time.Sleep(50 * time.Millisecond)
 	n := closed.Load()
 	cancel()
-	<-done
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return within a minute of its context's end")
+	}
 	if n != 3 {
 		t.Errorf("Run closed %d windows, want the 3 whole ones before the end", n)
 	}

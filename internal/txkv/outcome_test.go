@@ -163,8 +163,12 @@ func TestCoordinatorLogFailure(t *testing.T) {
 // stays.
 func TestServerShutdownWALSyncFails(t *testing.T) {
 	cfg := testConfig(wire.Async)
-	cfg.Heartbeat = 100 * time.Millisecond
-	cfg.SessionTimeout = 400 * time.Millisecond
+	// A session timeout a loaded machine's scheduling does not reach: with
+	// 400 ms, a heartbeat of s2 or s3 held up by the load got them
+	// declared dead as well. s1's death is still detected by its missing
+	// heartbeats, 2 s after it stopped.
+	cfg.Heartbeat = 200 * time.Millisecond
+	cfg.SessionTimeout = 2 * time.Second
 	cfg.WALSyncInterval = time.Minute
 	var failing atomic.Bool
 	c := &cluster{t: t, dir: t.TempDir(), cfg: cfg, servers: map[string]*srv{}, regions: 8,
@@ -195,7 +199,7 @@ func TestServerShutdownWALSyncFails(t *testing.T) {
 	// holds unpersisted records (checked first and stopped after, a
 	// heartbeat in between could sync them all, and the shutdown then had
 	// nothing to sync: this test failed now and then)
-	eventually(t, 10*time.Second, "s1 to hold unpersisted write-sets", func() bool {
+	eventually(t, time.Minute, "s1 to hold unpersisted write-sets", func() bool {
 		return x.s.StopPending(1, func() { failing.Store(true) })
 	})
 	if err := <-x.done; err == nil {
@@ -204,7 +208,7 @@ func TestServerShutdownWALSyncFails(t *testing.T) {
 		t.Logf("s1 stopped: %v", err)
 	}
 	var rec wire.Recovery
-	eventually(t, 30*time.Second, "the recovery of s1", func() bool {
+	eventually(t, time.Minute, "the recovery of s1", func() bool {
 		for _, r := range c.coord.Status().Recoveries {
 			if r.Kind == "server" && r.Name == "s1" {
 				rec = r

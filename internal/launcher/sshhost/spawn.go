@@ -38,6 +38,9 @@ func Spawn(args []string, stdout io.Writer) error {
 	if err := os.MkdirAll(filepath.Dir(*logFile), 0o755); err != nil {
 		return fmt.Errorf("%s: %w", SpawnCommand, err)
 	}
+	if err := endEarlierStart(filepath.Dir(*logFile)); err != nil {
+		return fmt.Errorf("%s: %w", SpawnCommand, err)
+	}
 	lf, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: %w", SpawnCommand, err)
@@ -57,6 +60,35 @@ func Spawn(args []string, stdout io.Writer) error {
 	}
 	_, err = fmt.Fprintln(stdout, pid)
 	return err
+}
+
+// endEarlierStart ends the process an earlier Spawn recorded in dir's pid
+// file if it still runs and its command line names dir (a node's --data-dir
+// does; a recycled pid does not). It is the node started again while the
+// process of an earlier start still runs: that start's SSH call ended (a
+// timeout on a loaded machine) after the process had started, so the
+// launcher never learnt its pid; it holds the node's ports and data
+// directory, and the new process could not bind ("address already in
+// use").
+func endEarlierStart(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		return nil
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return nil
+	}
+	cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil || !bytes.Contains(cmd, []byte(dir+"/")) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := endProcess(ctx, pid); err != nil {
+		return fmt.Errorf("ending pid %d of an earlier start of %s: %w", pid, dir, err)
+	}
+	return nil
 }
 
 // CleanNodes is the body of the hidden `faultbench cleanup-host --dir DIR`

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -130,5 +131,57 @@ func TestSpawnUsage(t *testing.T) {
 				t.Errorf("Spawn(%q) succeeded", tc.args)
 			}
 		})
+	}
+}
+
+// TestSpawnAgainEndsEarlierStart: a node spawned again while the process
+// of its earlier spawn still runs (that start's SSH call timed out after
+// the process started, so the launcher never learnt its pid) has that
+// process ended first, so the new one can bind the node's ports; a pid
+// file naming an unrelated process leaves that process alone.
+func TestSpawnAgainEndsEarlierStart(t *testing.T) {
+	tail, err := exec.LookPath("tail")
+	if err != nil {
+		t.Skip("no tail(1)")
+	}
+	nodeDir := filepath.Join(t.TempDir(), NodesDir, "etcd", "n1")
+	log := filepath.Join(nodeDir, "node.log")
+	spawn := func() int {
+		t.Helper()
+		var out bytes.Buffer
+		if err := Spawn([]string{"--log", log, "--", tail, "-f", log}, &out); err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(out.String()))
+		if err != nil {
+			t.Fatalf("Spawn printed %q", out.String())
+		}
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+		return pid
+	}
+	first := spawn()
+	second := spawn()
+	if alive(first) {
+		t.Errorf("the earlier start's process (pid %d) still runs after the node was spawned again", first)
+	}
+	if !alive(second) {
+		t.Fatalf("the new process (pid %d) does not run", second)
+	}
+	// a pid file naming a process that is not this node's: left alone
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep(1)")
+	}
+	other := exec.Command(sleep, "60")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	if err := os.WriteFile(filepath.Join(nodeDir, "pid"), []byte(strconv.Itoa(other.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spawn()
+	if !alive(other.Process.Pid) {
+		t.Error("Spawn ended a process whose command line does not name the node's directory")
 	}
 }

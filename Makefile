@@ -80,9 +80,10 @@ test-short:
 demo: setup-demo build
 	$(BIN) demo
 
-## bench: compare faultbench with its peers side by side (see docs/PERFORMANCE.md)
+## bench: compare faultbench's client with each target's native peer side by side,
+## and the history's cost (docs/PERFORMANCE.md); one or some: make bench TARGETS=postgres
 bench: setup build
-	bash bench/vs-peers.sh
+	bash bench/vs-peers.sh $(TARGETS)
 
 clean:
 	rm -rf bin

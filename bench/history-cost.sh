@@ -6,10 +6,11 @@
 # recorded in RUN_DIR/history.jsonl), in alternating rounds against the same
 # server, so that other load on the machine hits both sides. Per round and
 # as medians: operations, throughput, client CPU seconds per million
-# operations (user+system of the faultbench process, from bash's time:
-# getrusage of the child), and the ratio on/off of the CPU per operation.
+# operations (utime+stime of the faultbench process from /proc/PID/stat when
+# it exits, by bench/clientcpu), and the ratio on/off of the CPU per operation.
 # Environment: FAULTBENCH_BIN (bin/faultbench), DURATION (s per run, 20),
-# THREADS (16), RECORDS (10000), ROUNDS (3), TARGETS ("etcd redis").
+# THREADS (16), RECORDS (10000), ROUNDS (3), TARGETS ("etcd redis"), CLIENTCPU
+# (a built bench/clientcpu; built here when unset). bench/vs-peers.sh runs it.
 # Run on a quiet machine; the figure goes to docs/PERFORMANCE.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,11 +31,15 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-# cpu COMMAND...: run it, print "user sys" seconds of it
+CLIENTCPU=${CLIENTCPU:-}
+if [ -z "$CLIENTCPU" ]; then
+  go build -o "$work/clientcpu" ./bench/clientcpu
+  CLIENTCPU=$work/clientcpu
+fi
+# cpu COMMAND...: run it, print "user+sys 0" seconds of the client process (from /proc)
 cpu() {
-  local TIMEFORMAT='%U %S'
-  { time "$@" >"$work/out" 2>"$work/err" ; } 2>"$work/cpu" || { cat "$work/err" >&2; return 1; }
-  cat "$work/cpu"
+  "$CLIENTCPU" -o "$work/cpu" -- "$@" >"$work/out" 2>"$work/err" || { cat "$work/err" >&2; return 1; }
+  tail -1 "$work/cpu" | awk '{print $2, 0}'
 }
 field() { grep -m1 "\"$2\"" "$1/summary.json" | tr -dc '0-9.'; }
 : >"$work/results"

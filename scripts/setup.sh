@@ -12,7 +12,7 @@
 #   scripts/setup.sh --only cassandra     Apache Cassandra's jars from Maven Central into the user's cache
 #   scripts/setup.sh --only staticcheck   staticcheck into $(go env GOPATH)/bin
 #   scripts/setup.sh --only chromium      Debian's chromium (the report test opens report.html in it)
-#   scripts/setup.sh --only sysbench      Debian's sysbench (bench/vs-sysbench.sh's peer for TPC-C)
+#   scripts/setup.sh --only sysbench      Debian's sysbench (bench/vs-peers.sh's peer for SQL)
 #   scripts/setup.sh --only ssh           Debian's openssh-server and nftables (the distributed test runs one sshd per
 #                                         network namespace; docs/distributed.md)
 #   scripts/setup.sh --only fuse          Debian's fuse3 (fusermount3: the file-system layer of disk faults,

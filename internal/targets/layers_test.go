@@ -140,7 +140,7 @@ var layers = [][]string{
 	{"internal/report"},
 	{"internal/experiment"},
 	{"internal/distrib", "internal/sweep", "internal/upb"},
-	{"cmd/faultbench", "bench/etcdloop", "scripts/testskips"},
+	{"cmd/faultbench", "bench/etcdloop", "bench/txkvloop", "bench/clientcpu", "scripts/testskips"},
 }
 
 // layerOf returns p's layer and the listed package it is counted as, or

@@ -39,7 +39,7 @@ func TestChaosEtcd(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	state := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a deadline: a loaded machine takes minutes
 	defer cancel()
 	res, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
 		Scenario: sc, File: "test.yaml", OpenWorkload: workloads.Open, RunsDir: t.TempDir(), StateDir: state,

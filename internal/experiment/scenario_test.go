@@ -150,7 +150,7 @@ func TestEtcdLeaderKill(t *testing.T) {
 	pr := &probe{}
 	var out, errb bytes.Buffer
 	state := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a deadline: at load 29-38 on 2 cores the run took over 3 min
 	defer cancel()
 	res, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
 		Scenario: sc, File: "test.yaml", OpenWorkload: workloads.Open, RunsDir: t.TempDir(), StateDir: state,
@@ -248,7 +248,7 @@ func TestRedisClusterMasterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a deadline: at load 29-38 on 2 cores the run took over 3 min
 	defer cancel()
 	res, err := experiment.RunScenario(ctx, experiment.ScenarioSpec{
 		Scenario: sc, File: "test.yaml", OpenWorkload: workloads.Open, RunsDir: t.TempDir(), StateDir: t.TempDir(),

@@ -639,3 +639,137 @@ func changedFigures() map[string]struct {
 		"tpcc.md [whole primary node | failed during reconfiguration #0]":                   {whyJudged + ": 3 completions", 2089},
 	}
 }
+
+// TestResultsTrialsPages re-analyzes every trial of the trials input sets
+// a results page publishes (data/<page>/<set>/trial-NN/), aggregates the
+// re-analyses as a trials run does (AggregateTrials, the parent's seed)
+// and checks the page's cells against them: the mean and the 95 %
+// interval ("1,409 [1,152, 1,647]", or "10,060 (1 trial)"), and p50 / p90
+// / max. A trial that cannot be re-analyzed is skipped visibly; its
+// figures then fail as not re-analyzed.
+func TestResultsTrialsPages(t *testing.T) {
+	type cell struct {
+		row  string
+		key  string
+		nums func(rundir.TrialMetric) []float64
+	}
+	meanCI := func(m rundir.TrialMetric) []float64 {
+		if !m.Judged() {
+			return []float64{m.Mean, float64(m.N)} // "10,060 (1 trial)"
+		}
+		return []float64{m.Mean, *m.CI95Low, *m.CI95High}
+	}
+	quantiles := func(m rundir.TrialMetric) []float64 { return []float64{m.P50, m.P90, m.Max} }
+	cells := []cell{
+		{"trials' failover time", "fault1_failover_ms", meanCI},
+		{"trials' downtime", "fault1_downtime_ms", meanCI},
+		{"p50 / p90 / max of the failover time", "fault1_failover_ms", quantiles},
+	}
+	const page = "failover-compare.md"
+	for _, c := range []struct{ col, set string }{
+		{"etcd", "20261127T044708Z-failover-etcd"},
+		{"Redis Cluster", "20261127T045318Z-failover-redis-cluster"},
+		{"postgres-ha", "20261127T045916Z-failover-postgres-ha"},
+		{"Galera", "20261127T050941Z-failover-galera"},
+	} {
+		t.Run(c.col, func(t *testing.T) {
+			dir := filepath.Join(resultsData, "failover-compare-trials", c.set)
+			b, err := runfile.ReadFile(filepath.Join(dir, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parent rundir.Summary
+			if err := json.Unmarshal(b, &parent); err != nil || parent.Trials == nil {
+				t.Fatalf("summary.json of %s: no trials (%v)", c.set, err)
+			}
+			tr := parent.Trials
+			sums := make([]*rundir.Summary, len(tr.Runs))
+			for i, r := range tr.Runs {
+				if r.Failed {
+					// as the trials run counts it: a failed trial's
+					// figures are not the scenario's
+					t.Logf("trial %d failed, counted without figures as the trials run did: %.120s", r.K, r.Error)
+					continue
+				}
+				rep, why := reanalyze(t, filepath.Join(dir, r.Dir))
+				if why != "" {
+					t.Errorf("trial %d (%s) cannot be re-analyzed: %s", r.K, r.Dir, why)
+					continue
+				}
+				sums[i] = &rundir.Summary{Analysis: rep}
+			}
+			agg := AggregateTrials(tr.Runs, sums, tr.Seed)
+			for _, ce := range cells {
+				text, err := pageCell(filepath.Join("../../docs/results", page), ce.row, c.col)
+				if err != nil {
+					t.Errorf("%s [%s | %s]: %v", page, ce.row, c.col, err)
+					continue
+				}
+				m, ok := agg[ce.key]
+				if !ok {
+					t.Errorf("%s [%s | %s]: the re-analysis has no %s", page, ce.row, c.col, ce.key)
+					continue
+				}
+				var want []float64
+				if m.N > 1 || ce.row != "p50 / p90 / max of the failover time" {
+					want = ce.nums(m)
+				} // one trial: the page prints "—"
+				var got []float64
+				for _, s := range numRE.FindAllString(text, -1) {
+					v, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimRight(s, ","), ",", ""), 64)
+					if err != nil {
+						t.Fatalf("%s [%s | %s]: %q: %v", page, ce.row, c.col, s, err)
+					}
+					got = append(got, v)
+				}
+				if len(got) != len(want) {
+					t.Errorf("%s [%s | %s]: the page says %q, the re-analysis %v", page, ce.row, c.col, text, want)
+					continue
+				}
+				for i := range got {
+					if math.Abs(got[i]-want[i]) > 0.5+1e-9 {
+						t.Errorf("%s [%s | %s]: the page says %q, the re-analysis %.1f (value %d)", page, ce.row, c.col, text, want[i], i+1)
+					}
+				}
+			}
+		})
+	}
+}
+
+// reanalyze re-analyzes the run directory dir as the analysis of a run
+// does: its windows, events, dropped operations, scenario parameters and
+// intended-latency histograms; why says what is missing when it cannot.
+func reanalyze(t *testing.T, dir string) (rep *analyze.Report, why string) {
+	t.Helper()
+	if missing := incomplete(dir); len(missing) > 0 {
+		return nil, "no " + strings.Join(missing, ", ")
+	}
+	var sum rundir.Summary
+	b, err := runfile.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, err.Error()
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return nil, "summary.json: " + err.Error()
+	}
+	rows, err := measure.ReadWindows(filepath.Join(dir, measure.WindowsFile))
+	if err != nil {
+		return nil, err.Error()
+	}
+	evs, err := event.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return nil, err.Error()
+	}
+	params := scenarioParams(t, dir)
+	params.OfferedOps = sum.TargetOps
+	if hl, err := measure.ReadHistLogs(dir); err == nil {
+		params.Hists = hl
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err.Error()
+	}
+	rep, err = analyze.Analyze(rows, evs, params)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return rep, ""
+}

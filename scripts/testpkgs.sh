@@ -40,10 +40,13 @@ NET=(
 	github.com/faultbench/faultbench/internal/remote
 )
 # other serial packages in lane a: with NET about half of the serial
-# packages' test time (CI 2026-11-27: NET 421 s + these 266 s of 1284 s)
+# packages' test time (CI 2026-11-27, one at a time: NET 421 s + these
+# 238 s; lane b about 655 s of 1284 s plus the workload packages added
+# since)
 LANE_A=(
 	github.com/faultbench/faultbench/internal/experiment
-	github.com/faultbench/faultbench/internal/workload/tpcc
+	github.com/faultbench/faultbench/internal/measure
+	github.com/faultbench/faultbench/internal/sweep
 )
 
 group=${1:-}

@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"context"
 	"os"
 	"sort"
 	"strconv"
@@ -203,5 +204,22 @@ func TestCheckGray(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "netem") || !strings.Contains(err.Error(), nf.Why) {
 		t.Errorf("reorder without netem: %v, want the reason %q", err, nf.Why)
+	}
+}
+
+// TestGrayPrepareRefuses: a gray fault fired outside a scenario (faultbench
+// fault) refuses in Prepare, before anything is changed: without root,
+// and without network namespaces.
+func TestGrayPrepareRefuses(t *testing.T) {
+	tg := &Cluster{Cluster: &launcher.Cluster{Kind: "etcd", Name: "c", Nodes: nodesN(3, nil).Nodes}}
+	want := "--net"
+	if os.Geteuid() != 0 {
+		want = "needs root"
+	}
+	for _, a := range []Action{ActionBlackholeSend, ActionPartialPartition, ActionTCPReset} {
+		f, _ := NewRegistry().New(a)
+		if err := f.Prepare(context.Background(), tg, []string{"n1"}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: Prepare %v, want %q", a, err, want)
+		}
 	}
 }

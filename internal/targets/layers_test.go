@@ -111,6 +111,31 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	})
+	t.Run("internal/workload/wltest", func(t *testing.T) {
+		// the workloads' test harness starts databases: tests only
+		root := filepath.Join("..", "..")
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			bp, err := build.ImportDir(path, 0)
+			if err != nil {
+				return nil
+			}
+			for _, imp := range bp.Imports {
+				if imp == module+"internal/workload/wltest" {
+					t.Errorf("%s imports internal/workload/wltest, the workloads' test harness: only tests may", path)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("internal/txkv", func(t *testing.T) {
 		for _, sub := range []string{"internal/txkv/coord", "internal/txkv/server", "internal/txkv/client"} {
 			for _, imp := range internalImports(t, sub) {
@@ -135,7 +160,7 @@ var layers = [][]string{
 		"internal/launcher/etcd", "internal/launcher/redis", "internal/launcher/txkv", "internal/launcher/postgresha",
 		"internal/launcher/galera", "internal/launcher/cassandra", "internal/launcher/sshhost",
 		"internal/analyze", "internal/runner", "internal/fault", "internal/workload/register", "internal/workload/appendset", "internal/histcheck"},
-	{"internal/targets", "internal/check", "internal/scenario", "internal/live"},
+	{"internal/targets", "internal/check", "internal/scenario", "internal/live", "internal/workload/wltest"},
 	{"internal/clusterctl", "internal/rundir"},
 	{"internal/report"},
 	{"internal/experiment"},

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +29,7 @@ import (
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/workload/program"
+	"github.com/faultbench/faultbench/internal/workload/recorded"
 )
 
 // The properties the workload reads.
@@ -121,7 +121,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%s must be 1..2^40, got %d", KeyMaxTransfer, c.MaxTransfer)
 	case c.ReadProportion < 0 || c.ReadProportion > 1:
 		return fmt.Errorf("%s must be 0..1, got %g", KeyReadProp, c.ReadProportion)
-	case !ident(c.Table):
+	case !recorded.Ident(c.Table):
 		return fmt.Errorf("%s %q: want a plain name (letters, digits, _)", KeyTable, c.Table)
 	}
 	return nil
@@ -130,27 +130,11 @@ func (c Config) Validate() error {
 // Total is what every read of all accounts must sum to.
 func (c Config) Total() int64 { return c.Accounts * c.Balance }
 
-// ident reports whether s is a plain SQL identifier.
-func ident(s string) bool {
-	if s == "" || len(s) > 63 {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '_':
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // Workload is a configured bank workload, shared by its terminals.
 type Workload struct {
 	cfg      Config
-	start    time.Time
-	rec      program.Recorder // nil: nothing is recorded
+	rec      recorded.Recording
+	table    *recorded.Table
 	accounts []string
 	loaded   atomic.Int64 // load operations handed out
 
@@ -159,14 +143,12 @@ type Workload struct {
 	// (export_test.go), so that the checker's negative control has
 	// something to catch.
 	split bool
-
-	schemaMu sync.Mutex
-	schemaOK bool
 }
 
 // NewWorkload returns the workload for cfg (valid).
 func NewWorkload(cfg Config) *Workload {
-	w := &Workload{cfg: cfg, start: time.Now()}
+	w := &Workload{cfg: cfg, rec: recorded.NewRecording(),
+		table: &recorded.Table{Workload: Name, Name: cfg.Table, Column: "BIGINT", Field: Field}}
 	for i := range cfg.Accounts {
 		w.accounts = append(w.accounts, "a"+strconv.FormatInt(i, 10))
 	}
@@ -177,75 +159,24 @@ func NewWorkload(cfg Config) *Workload {
 func (w *Workload) OpNames() []string { return []string{"TRANSFER", "READ", "LOAD"} }
 
 // SetRecorder implements program.Historian.
-func (w *Workload) SetRecorder(r program.Recorder) { w.rec = r }
+func (w *Workload) SetRecorder(r program.Recorder) { w.rec.SetRecorder(r) }
 
 // LoadUnits implements program.Loader: one deposit per account.
 func (w *Workload) LoadUnits() int64 { return w.cfg.Accounts }
 
 // CheckDB implements program.Requirer: the workload needs transactions
 // over several keys, SQL or key-value.
-func (w *Workload) CheckDB(db program.DB) error {
-	if db.SQL == nil && db.KV == nil {
-		return fmt.Errorf("workload %s needs transactions over several keys (SQL, or key-value transactions as txkv's), and the target's driver (%T) has neither: %w",
-			Name, db.Driver, program.ErrNoTransactions)
-	}
-	if db.SQL != nil && db.KV == nil && db.Dialect != "postgres" && db.Dialect != "mysql" {
-		return fmt.Errorf("workload %s speaks the postgres and mysql SQL dialects, not %q", Name, db.Dialect)
-	}
-	return nil
-}
+func (w *Workload) CheckDB(db program.DB) error { return recorded.RequireTxns(Name, db) }
 
 // NewTerminal implements program.Program: worker id's terminal.
 func (w *Workload) NewTerminal(id int, seed int64) program.Terminal {
-	return &terminal{w: w, rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), id: id, process: id}
+	return &terminal{w: w, rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), proc: recorded.NewProcess(id)}
 }
-
-func (w *Workload) now() int64 {
-	if w.rec != nil {
-		return w.rec.Now()
-	}
-	return time.Since(w.start).Nanoseconds()
-}
-
-// ensureSchema creates the SQL table once per workload.
-func (w *Workload) ensureSchema(ctx context.Context, db program.DB) error {
-	if db.SQL == nil {
-		return nil
-	}
-	w.schemaMu.Lock()
-	defer w.schemaMu.Unlock()
-	if w.schemaOK {
-		return nil
-	}
-	ddl := "CREATE TABLE IF NOT EXISTS " + w.cfg.Table + " (k VARCHAR(64) PRIMARY KEY, " + Field + " BIGINT NOT NULL)"
-	if db.Dialect == "mysql" {
-		ddl += " ENGINE=InnoDB"
-	}
-	tx, err := db.SQL(ctx)
-	if err != nil {
-		return fmt.Errorf("%s: creating table %s: %w", Name, w.cfg.Table, err)
-	}
-	if _, err := tx.Exec(ctx, ddl); err != nil {
-		_ = tx.Abort(ctx)
-		return fmt.Errorf("%s: creating table %s: %w", Name, w.cfg.Table, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("%s: creating table %s: %w", Name, w.cfg.Table, err)
-	}
-	w.schemaOK = true
-	return nil
-}
-
-// processStride separates the process ids a worker takes: worker id's
-// processes are id, id + stride, id + 2 stride, ...
-const processStride = 1 << 20
 
 type terminal struct {
-	w       *Workload
-	rng     *rand.Rand
-	id      int
-	process int
-	gen     int
+	w    *Workload
+	rng  *rand.Rand
+	proc recorded.Process
 
 	op       int
 	account  int64 // load: the account created
@@ -280,52 +211,53 @@ func (t *terminal) Next() (int, time.Duration) {
 
 // errInsufficient ends a transfer whose source holds less than the
 // amount: it takes no effect.
-var errInsufficient = errors.New("insufficient balance")
+var errInsufficient = recorded.Refusal("insufficient balance")
 
 // Execute implements program.Terminal: it runs the operation Next or
-// NextLoad picked and records it. Committed is ok; an error before the
-// commit, or a commit refused (conflict), is a failure; any other commit
-// error leaves it unknown, and the terminal continues as a new process. A
-// transfer refused for an insufficient balance is recorded as failed and
-// returns nil (it did what a transfer must).
+// NextLoad picked and records it (recorded.Recording.Do: committed is ok;
+// an error before the commit, or a commit refused as a conflict, is a
+// failure; any other commit error leaves it unknown, and the terminal
+// continues as a new process). A transfer refused for an insufficient
+// balance is recorded as failed and returns nil (it did what a transfer
+// must).
 func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 	if err := t.w.CheckDB(db); err != nil {
 		return err
 	}
-	if err := t.w.ensureSchema(ctx, db); err != nil {
+	if err := t.w.table.Ensure(ctx, db); err != nil {
 		return err
 	}
 	s := store{w: t.w, db: db}
-	var op history.Op
-	op.Process = t.process
 	var (
-		atCommit bool
-		err      error
+		op  history.Op
+		run func() (bool, error)
 	)
 	switch t.op {
 	case OpLoad:
 		acct := t.w.accounts[t.account]
 		op.Name = "deposit"
 		op.Mops = []history.Mop{{F: history.Write, Key: acct, Value: t.w.cfg.Balance}}
-		op.Invoke = t.w.now()
-		atCommit, err = s.txn(ctx, func(tx txn) error { return tx.put(ctx, acct, t.w.cfg.Balance, false) })
+		run = func() (bool, error) {
+			return s.txn(ctx, func(tx txn) error { return tx.put(ctx, acct, t.w.cfg.Balance, false) })
+		}
 	case OpRead:
 		op.Name = "read"
-		op.Invoke = t.w.now()
-		atCommit, err = s.txn(ctx, func(tx txn) error {
-			var err error
-			op.Mops, err = tx.readAll(ctx)
-			return err
-		})
+		run = func() (bool, error) {
+			return s.txn(ctx, func(tx txn) error {
+				var err error
+				op.Mops, err = tx.readAll(ctx)
+				return err
+			})
+		}
 	case OpTransfer:
 		from, to := t.w.accounts[t.from], t.w.accounts[t.to]
 		op.Name = "transfer"
 		op.Mops = []history.Mop{{F: history.Add, Key: from, Value: -t.amount}, {F: history.Add, Key: to, Value: t.amount}}
-		op.Invoke = t.w.now()
-		if t.w.split {
-			atCommit, err = t.splitTransfer(ctx, s, from, to)
-		} else {
-			atCommit, err = s.txn(ctx, func(tx txn) error {
+		run = func() (bool, error) {
+			if t.w.split {
+				return t.splitTransfer(ctx, s, from, to)
+			}
+			return s.txn(ctx, func(tx txn) error {
 				if err := tx.add(ctx, from, -t.amount, true); err != nil {
 					return err
 				}
@@ -333,24 +265,7 @@ func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 			})
 		}
 	}
-	op.Complete = t.w.now()
-	op.Outcome = OutcomeOf(err, atCommit)
-	if err != nil {
-		op.Error = outcome.ClassOf(err).String()
-		if errors.Is(err, errInsufficient) {
-			op.Error = errInsufficient.Error()
-		}
-		if t.op == OpRead {
-			op.Mops = nil // nothing known was read
-		}
-	}
-	if t.w.rec != nil {
-		t.w.rec.Record(&op)
-	}
-	if op.Outcome == history.Unknown {
-		t.gen++
-		t.process = t.id + t.gen*processStride
-	}
+	err := t.w.rec.Do(&op, &t.proc, run)
 	if errors.Is(err, errInsufficient) {
 		return nil
 	}
@@ -365,25 +280,6 @@ func (t *terminal) splitTransfer(ctx context.Context, s store, from, to string) 
 		return atCommit, err
 	}
 	return s.txn(ctx, func(tx txn) error { return tx.add(ctx, to, t.amount, false) })
-}
-
-// OutcomeOf is an operation's outcome from its error and whether the
-// error came from the commit: an error before the commit leaves nothing
-// committed (fail); a commit refused as a conflict, rejected or not found
-// took no effect (fail); any other commit error may have committed
-// (unknown).
-func OutcomeOf(err error, atCommit bool) history.Outcome {
-	if err == nil {
-		return history.OK
-	}
-	if !atCommit {
-		return history.Fail
-	}
-	switch outcome.ClassOf(err) {
-	case outcome.Conflict, outcome.Rejected, outcome.NotFound:
-		return history.Fail
-	}
-	return history.Unknown
 }
 
 // store runs the workload's transactions on SQL or key-value ones.
@@ -407,25 +303,9 @@ type txn interface {
 // came from the commit.
 func (s store) txn(ctx context.Context, f func(txn) error) (atCommit bool, err error) {
 	if s.db.SQL != nil {
-		tx, err := s.db.SQL(ctx)
-		if err != nil {
-			return false, err
-		}
-		if err := f(sqlTxn{w: s.w, tx: tx, mysql: s.db.Dialect == "mysql"}); err != nil {
-			_ = tx.Abort(ctx)
-			return false, err
-		}
-		return true, tx.Commit(ctx)
+		return recorded.RunSQL(ctx, s.db, func(tx program.SQLTx) error { return f(sqlTxn{w: s.w, tx: tx, dialect: s.db.Dialect}) })
 	}
-	tx, err := s.db.KV(ctx)
-	if err != nil {
-		return false, err
-	}
-	if err := f(kvTxn{w: s.w, tx: tx}); err != nil {
-		_ = tx.Abort(ctx)
-		return false, err
-	}
-	return true, tx.Commit(ctx)
+	return recorded.RunKV(ctx, s.db, func(tx program.Txn) error { return f(kvTxn{w: s.w, tx: tx}) })
 }
 
 // addTo reads acct and writes it back changed by delta (the client
@@ -442,9 +322,9 @@ func addTo(ctx context.Context, tx txn, acct string, delta int64, debit bool) er
 }
 
 type sqlTxn struct {
-	w     *Workload
-	tx    program.SQLTx
-	mysql bool
+	w       *Workload
+	tx      program.SQLTx
+	dialect string
 }
 
 func (t sqlTxn) get(ctx context.Context, acct string) (int64, error) {
@@ -452,7 +332,7 @@ func (t sqlTxn) get(ctx context.Context, acct string) (int64, error) {
 		b     int64
 		found bool
 	)
-	err := t.tx.Query(ctx, "SELECT "+Field+" FROM "+t.w.cfg.Table+" WHERE k = ?", []any{acct}, func(scan func(...any) error) error {
+	err := t.tx.Query(ctx, t.w.table.Select(), []any{acct}, func(scan func(...any) error) error {
 		found = true
 		return scan(&b)
 	})
@@ -467,11 +347,7 @@ func (t sqlTxn) put(ctx context.Context, acct string, balance int64, exists bool
 		_, err := t.tx.Exec(ctx, "UPDATE "+t.w.cfg.Table+" SET "+Field+" = ? WHERE k = ?", balance, acct)
 		return err
 	}
-	q := "INSERT INTO " + t.w.cfg.Table + " (k, " + Field + ") VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET " + Field + " = EXCLUDED." + Field
-	if t.mysql {
-		q = "INSERT INTO " + t.w.cfg.Table + " (k, " + Field + ") VALUES (?, ?) ON DUPLICATE KEY UPDATE " + Field + " = VALUES(" + Field + ")"
-	}
-	_, err := t.tx.Exec(ctx, q, acct, balance)
+	_, err := t.tx.Exec(ctx, t.w.table.Upsert(t.dialect, false), acct, balance)
 	return err
 }
 

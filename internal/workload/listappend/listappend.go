@@ -27,7 +27,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +34,7 @@ import (
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/workload/program"
+	"github.com/faultbench/faultbench/internal/workload/recorded"
 )
 
 // The properties the workload reads.
@@ -80,6 +80,9 @@ func (Kind) New(p *properties.Properties, seed int64) (program.Program, error) {
 		return nil, err
 	}
 	cfg.Table = p.String(KeyTable, "listappend")
+	if cfg.ValueBase, err = recorded.ValueBase(p); err != nil {
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -101,6 +104,9 @@ type Config struct {
 	ReadProportion float64
 	// Table holds the lists.
 	Table string
+	// ValueBase is added to every value appended (recorded.ValueBase: the
+	// client process's, so that values are unique across processes).
+	ValueBase int64
 }
 
 // Validate checks the configuration.
@@ -114,76 +120,46 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%s must be 1..100, got %d", KeyTxnLen, c.TxnLen)
 	case c.ReadProportion < 0 || c.ReadProportion > 1:
 		return fmt.Errorf("%s must be 0..1, got %g", KeyReadProp, c.ReadProportion)
-	case !ident(c.Table):
+	case c.ValueBase < 0:
+		return fmt.Errorf("value base %d: must not be negative", c.ValueBase)
+	case !recorded.Ident(c.Table):
 		return fmt.Errorf("%s %q: want a plain name (letters, digits, _)", KeyTable, c.Table)
 	}
 	return nil
 }
 
-// ident reports whether s is a plain SQL identifier.
-func ident(s string) bool {
-	if s == "" || len(s) > 63 {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '_':
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // Workload is a configured list-append workload, shared by its terminals.
 type Workload struct {
-	cfg   Config
-	start time.Time
-	rec   program.Recorder // nil: nothing is recorded
-	next  atomic.Int64     // the last value appended
+	cfg    Config
+	rec    recorded.Recording
+	values recorded.Values // the values appended
+	table  *recorded.Table
 	// appends counts the appends given to each key slot; slot s appends
 	// to key s + Keys*(count/MaxAppends).
 	appends []atomic.Int64
-
-	schemaMu sync.Mutex
-	schemaOK bool
 }
 
 // NewWorkload returns the workload for cfg (valid).
 func NewWorkload(cfg Config) *Workload {
-	return &Workload{cfg: cfg, start: time.Now(), appends: make([]atomic.Int64, cfg.Keys)}
+	w := &Workload{cfg: cfg, rec: recorded.NewRecording(), appends: make([]atomic.Int64, cfg.Keys),
+		table: &recorded.Table{Workload: Name, Name: cfg.Table, Column: "TEXT", Field: Field}}
+	w.values.Base = cfg.ValueBase
+	return w
 }
 
 // OpNames implements program.Program: one operation, a transaction.
 func (w *Workload) OpNames() []string { return []string{"TXN"} }
 
 // SetRecorder implements program.Historian.
-func (w *Workload) SetRecorder(r program.Recorder) { w.rec = r }
+func (w *Workload) SetRecorder(r program.Recorder) { w.rec.SetRecorder(r) }
 
 // CheckDB implements program.Requirer: the workload needs transactions
 // over several keys, SQL or key-value.
-func (w *Workload) CheckDB(db program.DB) error {
-	if db.SQL == nil && db.KV == nil {
-		return fmt.Errorf("workload %s needs transactions over several keys (SQL, or key-value transactions as txkv's), and the target's driver (%T) has neither: %w",
-			Name, db.Driver, program.ErrNoTransactions)
-	}
-	if db.SQL != nil && db.KV == nil && db.Dialect != "postgres" && db.Dialect != "mysql" {
-		return fmt.Errorf("workload %s speaks the postgres and mysql SQL dialects, not %q", Name, db.Dialect)
-	}
-	return nil
-}
+func (w *Workload) CheckDB(db program.DB) error { return recorded.RequireTxns(Name, db) }
 
 // NewTerminal implements program.Program: worker id's terminal.
 func (w *Workload) NewTerminal(id int, seed int64) program.Terminal {
-	return &terminal{w: w, rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), id: id, process: id}
-}
-
-func (w *Workload) now() int64 {
-	if w.rec != nil {
-		return w.rec.Now()
-	}
-	return time.Since(w.start).Nanoseconds()
+	return &terminal{w: w, rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), proc: recorded.NewProcess(id)}
 }
 
 func keyName(id int64) string { return "k" + strconv.FormatInt(id, 10) }
@@ -200,48 +176,11 @@ func (w *Workload) appendKey(s int) string {
 	return keyName(int64(s) + int64(w.cfg.Keys)*(n/int64(w.cfg.MaxAppends)))
 }
 
-// ensureSchema creates the SQL table once per workload (a concurrent
-// creation by another client process may fail once: the next operation
-// tries again).
-func (w *Workload) ensureSchema(ctx context.Context, db program.DB) error {
-	if db.SQL == nil {
-		return nil
-	}
-	w.schemaMu.Lock()
-	defer w.schemaMu.Unlock()
-	if w.schemaOK {
-		return nil
-	}
-	ddl := "CREATE TABLE IF NOT EXISTS " + w.cfg.Table + " (k VARCHAR(64) PRIMARY KEY, " + Field + " TEXT NOT NULL)"
-	if db.Dialect == "mysql" {
-		ddl = "CREATE TABLE IF NOT EXISTS " + w.cfg.Table + " (k VARCHAR(64) PRIMARY KEY, " + Field + " LONGTEXT NOT NULL) ENGINE=InnoDB"
-	}
-	tx, err := db.SQL(ctx)
-	if err != nil {
-		return fmt.Errorf("%s: creating table %s: %w", Name, w.cfg.Table, err)
-	}
-	if _, err := tx.Exec(ctx, ddl); err != nil {
-		_ = tx.Abort(ctx)
-		return fmt.Errorf("%s: creating table %s: %w", Name, w.cfg.Table, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("%s: creating table %s: %w", Name, w.cfg.Table, err)
-	}
-	w.schemaOK = true
-	return nil
-}
-
-// processStride separates the process ids a worker takes: worker id's
-// processes are id, id + stride, id + 2 stride, ...
-const processStride = 1 << 20
-
 type terminal struct {
-	w       *Workload
-	rng     *rand.Rand
-	id      int
-	process int
-	gen     int
-	mops    []history.Mop
+	w    *Workload
+	rng  *rand.Rand
+	proc recorded.Process
+	mops []history.Mop
 }
 
 // Next implements program.Terminal: the next transaction, 1..TxnLen
@@ -256,90 +195,38 @@ func (t *terminal) Next() (int, time.Duration) {
 			t.mops[i] = history.Mop{F: history.Read, Key: t.w.currentKey(s), IsList: true}
 			continue
 		}
-		t.mops[i] = history.Mop{F: history.Append, Key: t.w.appendKey(s), Value: t.w.next.Add(1)}
+		t.mops[i] = history.Mop{F: history.Append, Key: t.w.appendKey(s), Value: t.w.values.Next()}
 	}
 	return 0, 0
 }
 
 // Execute implements program.Terminal: it runs the transaction Next
-// picked and records it. Committed is ok; an error before the commit, or
-// a commit refused (conflict), is a failure (nothing took effect); any
-// other error of the commit leaves it unknown, and the terminal continues
-// as a new process.
+// picked and records it (recorded.Recording.Do: committed is ok; an
+// error before the commit, or a commit refused as a conflict, is a
+// failure; any other commit error leaves it unknown, and the terminal
+// continues as a new process).
 func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 	if err := t.w.CheckDB(db); err != nil {
 		return err
 	}
-	if err := t.w.ensureSchema(ctx, db); err != nil {
+	if err := t.w.table.Ensure(ctx, db); err != nil {
 		return err
 	}
-	op := history.Op{Process: t.process, Name: "txn", Mops: t.mops}
-	op.Invoke = t.w.now()
-	var (
-		atCommit bool
-		err      error
-	)
-	if db.SQL != nil {
-		atCommit, err = t.w.runSQL(ctx, db, op.Mops)
-	} else {
-		atCommit, err = t.w.runKV(ctx, db, op.Mops)
-	}
-	op.Complete = t.w.now()
-	op.Outcome = OutcomeOf(err, atCommit)
-	if err != nil {
-		op.Error = outcome.ClassOf(err).String()
-		for i := range op.Mops {
-			if op.Mops[i].F == history.Read {
-				op.Mops[i].List = nil // not known
-			}
+	op := history.Op{Name: "txn", Mops: t.mops}
+	return t.w.rec.Do(&op, &t.proc, func() (bool, error) {
+		if db.SQL != nil {
+			return recorded.RunSQL(ctx, db, func(tx program.SQLTx) error { return t.w.runSQL(ctx, tx, db.Dialect, op.Mops) })
 		}
-	}
-	if t.w.rec != nil {
-		t.w.rec.Record(&op)
-	}
-	if op.Outcome == history.Unknown {
-		t.gen++
-		t.process = t.id + t.gen*processStride
-	}
-	return err
+		return recorded.RunKV(ctx, db, func(tx program.Txn) error { return t.w.runKV(ctx, tx, op.Mops) })
+	})
 }
 
-// OutcomeOf is a transaction's outcome from its error and whether the
-// error came from the commit: an error before the commit leaves nothing
-// committed (fail); a commit refused as a conflict, rejected or not found
-// took no effect (fail); any other commit error may have committed
-// (unknown).
-func OutcomeOf(err error, atCommit bool) history.Outcome {
-	if err == nil {
-		return history.OK
-	}
-	if !atCommit {
-		return history.Fail
-	}
-	switch outcome.ClassOf(err) {
-	case outcome.Conflict, outcome.Rejected, outcome.NotFound:
-		return history.Fail
-	}
-	return history.Unknown
-}
-
-// runSQL runs mops as one SQL transaction; atCommit says whether err came
-// from the commit.
-func (w *Workload) runSQL(ctx context.Context, db program.DB, mops []history.Mop) (atCommit bool, err error) {
-	tx, err := db.SQL(ctx)
-	if err != nil {
-		return false, err
-	}
-	appendQ := "INSERT INTO " + w.cfg.Table + " (k, " + Field + ") VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET " +
-		Field + " = " + w.cfg.Table + "." + Field + " || ',' || EXCLUDED." + Field
-	if db.Dialect == "mysql" {
-		appendQ = "INSERT INTO " + w.cfg.Table + " (k, " + Field + ") VALUES (?, ?) ON DUPLICATE KEY UPDATE " +
-			Field + " = CONCAT(" + Field + ", ',', VALUES(" + Field + "))"
-	}
-	readQ := "SELECT " + Field + " FROM " + w.cfg.Table + " WHERE k = ?"
+// runSQL runs mops in the SQL transaction tx.
+func (w *Workload) runSQL(ctx context.Context, tx program.SQLTx, dialect string, mops []history.Mop) error {
+	appendQ, readQ := w.table.Upsert(dialect, true), w.table.Select()
 	for i := range mops {
-		m := &mops[i]
-		switch m.F {
+		var err error
+		switch m := &mops[i]; m.F {
 		case history.Append:
 			_, err = tx.Exec(ctx, appendQ, m.Key, strconv.FormatInt(m.Value, 10))
 		case history.Read:
@@ -350,20 +237,15 @@ func (w *Workload) runSQL(ctx context.Context, db program.DB, mops []history.Mop
 			}
 		}
 		if err != nil {
-			_ = tx.Abort(ctx)
-			return false, err
+			return err
 		}
 	}
-	return true, tx.Commit(ctx)
+	return nil
 }
 
-// runKV runs mops as one key-value transaction: a list is read once, then
-// extended in the transaction's own view and written back whole.
-func (w *Workload) runKV(ctx context.Context, db program.DB, mops []history.Mop) (atCommit bool, err error) {
-	tx, err := db.KV(ctx)
-	if err != nil {
-		return false, err
-	}
+// runKV runs mops in the key-value transaction tx: a list is read once,
+// then extended in the transaction's own view and written back whole.
+func (w *Workload) runKV(ctx context.Context, tx program.Txn, mops []history.Mop) error {
 	type state struct {
 		list   []int64
 		exists bool
@@ -390,8 +272,8 @@ func (w *Workload) runKV(ctx context.Context, db program.DB, mops []history.Mop)
 	}
 	for i := range mops {
 		m := &mops[i]
-		var s *state
-		if s, err = get(m.Key); err == nil {
+		s, err := get(m.Key)
+		if err == nil {
 			switch m.F {
 			case history.Append:
 				s.list = append(s.list, m.Value)
@@ -407,11 +289,10 @@ func (w *Workload) runKV(ctx context.Context, db program.DB, mops []history.Mop)
 			}
 		}
 		if err != nil {
-			_ = tx.Abort(ctx)
-			return false, err
+			return err
 		}
 	}
-	return true, tx.Commit(ctx)
+	return nil
 }
 
 // ParseList parses a list as stored: decimal elements, comma-separated;

@@ -2,130 +2,18 @@ package rwregister
 
 import (
 	"context"
-	"errors"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/faultbench/faultbench/internal/check/elle"
 	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/history"
-	"github.com/faultbench/faultbench/internal/outcome"
-	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/workload/program"
+	"github.com/faultbench/faultbench/internal/workload/wltest"
 )
-
-// collector is a program.Recorder that keeps the operations.
-type collector struct {
-	mu  sync.Mutex
-	n   int64
-	ops []history.Op
-}
-
-func (c *collector) Now() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	return c.n
-}
-
-func (c *collector) Record(op *history.Op) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cp := *op
-	cp.Mops = append([]history.Mop(nil), op.Mops...)
-	c.ops = append(c.ops, cp)
-}
-
-// serialStore is a key-value store whose transactions run one at a time
-// (Begin takes the store's lock, Commit and Abort give it back): every
-// history of it is serializable. commitErr, when set, fails every commit
-// with it after applying the writes (applied: the commit's outcome is
-// what commitErr's class says, and the store keeps the writes only when
-// keep).
-type serialStore struct {
-	lock      sync.Mutex
-	data      map[string]map[string][]byte
-	commitErr error
-	keep      bool
-	readErr   error
-}
-
-type serialTxn struct {
-	s      *serialStore
-	writes map[string]map[string][]byte
-}
-
-func (s *serialStore) begin(context.Context) (program.Txn, error) {
-	s.lock.Lock()
-	return &serialTxn{s: s, writes: map[string]map[string][]byte{}}, nil
-}
-
-func (t *serialTxn) Read(_ context.Context, table, key string, _ []string) (map[string][]byte, error) {
-	if t.s.readErr != nil {
-		return nil, t.s.readErr
-	}
-	if w, ok := t.writes[table+"/"+key]; ok {
-		return w, nil
-	}
-	if r, ok := t.s.data[table+"/"+key]; ok {
-		return r, nil
-	}
-	return nil, outcome.Classified(outcome.NotFound, "read", outcome.ErrNotFound)
-}
-
-func (t *serialTxn) Update(_ context.Context, table, key string, v map[string][]byte) error {
-	t.writes[table+"/"+key] = v
-	return nil
-}
-
-func (t *serialTxn) Insert(ctx context.Context, table, key string, v map[string][]byte) error {
-	return t.Update(ctx, table, key, v)
-}
-
-func (t *serialTxn) Delete(context.Context, string, string) error { return errors.New("no deletes") }
-
-func (t *serialTxn) Commit(context.Context) error {
-	defer t.s.lock.Unlock()
-	if t.s.commitErr == nil || t.s.keep {
-		for k, v := range t.writes {
-			t.s.data[k] = v
-		}
-	}
-	return t.s.commitErr
-}
-
-func (t *serialTxn) Abort(context.Context) error {
-	t.s.lock.Unlock()
-	return nil
-}
-
-func run(t *testing.T, w *Workload, db program.DB, terminals, txns int) {
-	t.Helper()
-	var wg sync.WaitGroup
-	for id := range terminals {
-		term := w.NewTerminal(id, 7)
-		wg.Go(func() {
-			for range txns {
-				term.Next()
-				_ = term.Execute(context.Background(), db)
-			}
-		})
-	}
-	wg.Wait()
-}
 
 func newWorkload(t *testing.T, kv ...string) *Workload {
 	t.Helper()
-	p := properties.New()
-	for i := 0; i+1 < len(kv); i += 2 {
-		p.Set(kv[i], kv[i+1])
-	}
-	prg, err := Kind{}.New(p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return prg.(*Workload)
+	return wltest.NewProgram(t, Kind{}, kv...).(*Workload)
 }
 
 // TestSerialStore: on a store that runs one transaction at a time, the
@@ -133,16 +21,16 @@ func newWorkload(t *testing.T, kv ...string) *Workload {
 // write after a read of its key.
 func TestSerialStore(t *testing.T) {
 	w := newWorkload(t, KeyKeys, "3")
-	rec := &collector{}
+	rec := &wltest.Collector{}
 	w.SetRecorder(rec)
-	s := &serialStore{data: map[string]map[string][]byte{}}
-	run(t, w, program.DB{KV: s.begin}, 4, 200)
-	if len(rec.ops) != 800 {
-		t.Fatalf("recorded %d operations, want 800", len(rec.ops))
+	wltest.Run(w, wltest.NewSerialStore().DB(), 4, 200)
+	ops := rec.Ops()
+	if len(ops) != 800 {
+		t.Fatalf("recorded %d operations, want 800", len(ops))
 	}
 	keys := map[string]bool{}
 	var reads, writes, nonEmpty int
-	for _, op := range rec.ops {
+	for _, op := range ops {
 		if op.Outcome != history.OK || op.Invoke >= op.Complete || op.Name != "txn" {
 			t.Fatalf("operation %+v", op)
 		}
@@ -168,7 +56,7 @@ func TestSerialStore(t *testing.T) {
 	if reads == 0 || writes == 0 || nonEmpty == 0 || len(keys) != 3 {
 		t.Fatalf("%d reads (%d of a value), %d writes, %d keys: want all kinds on 3 keys", reads, nonEmpty, writes, len(keys))
 	}
-	v, err := elle.CheckOps(context.Background(), rec.ops, elle.Options{Model: "strict-serializable"})
+	v, err := elle.CheckOps(context.Background(), ops, elle.Options{Model: "strict-serializable"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,93 +68,21 @@ func TestSerialStore(t *testing.T) {
 // TestOutcomes: how each error becomes the recorded outcome, and the new
 // process after an unknown one.
 func TestOutcomes(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		commitErr   error
-		readErr     error
-		want        history.Outcome
-		newProcess  bool
-		wantErrName string
-	}{
-		{name: "committed", want: history.OK},
-		{name: "conflict at commit", commitErr: outcome.Classified(outcome.Conflict, "commit", errors.New("aborted")), want: history.Fail, wantErrName: "conflict"},
-		{name: "commit lost", commitErr: outcome.Classified(outcome.Timeout, "commit", errors.New("connection lost")), want: history.Unknown, newProcess: true, wantErrName: "timeout"},
-		{name: "commit unavailable", commitErr: outcome.Classified(outcome.Unavailable, "commit", errors.New("down")), want: history.Unknown, newProcess: true, wantErrName: "unavailable"},
-		{name: "read failed before commit", readErr: outcome.Classified(outcome.Timeout, "read", errors.New("slow")), want: history.Fail, wantErrName: "timeout"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := newWorkload(t, KeyReadProp, "1", KeyTxnLen, "1")
-			rec := &collector{}
-			w.SetRecorder(rec)
-			s := &serialStore{data: map[string]map[string][]byte{}, commitErr: tc.commitErr, readErr: tc.readErr}
-			term := w.NewTerminal(3, 1)
-			for range 2 {
-				term.Next()
-				err := term.Execute(context.Background(), program.DB{KV: s.begin})
-				if (err != nil) != (tc.want != history.OK) {
-					t.Fatalf("Execute = %v", err)
-				}
-			}
-			op := rec.ops[0]
-			if op.Outcome != tc.want || op.Error != tc.wantErrName {
-				t.Fatalf("outcome %s (%q), want %s (%q)", op.Outcome, op.Error, tc.want, tc.wantErrName)
-			}
-			if got := rec.ops[1].Process != rec.ops[0].Process; got != tc.newProcess {
-				t.Fatalf("processes %d then %d: new process %v, want %v", rec.ops[0].Process, rec.ops[1].Process, got, tc.newProcess)
-			}
-			if rec.ops[0].Process != 3 {
-				t.Fatalf("first process %d, want the worker id 3", rec.ops[0].Process)
-			}
-		})
-	}
+	wltest.Outcomes(t, func(t *testing.T, _ *wltest.SerialStore) program.Program {
+		return newWorkload(t, KeyReadProp, "1", KeyTxnLen, "1")
+	})
 }
 
 // TestRefused: a target without transactions is refused, naming what it
 // lacks.
-func TestRefused(t *testing.T) {
-	w := newWorkload(t)
-	type redisLike struct{}
-	err := w.CheckDB(program.DB{Driver: redisLike{}})
-	if !errors.Is(err, program.ErrNoTransactions) || !strings.Contains(err.Error(), "transactions over several keys") {
-		t.Fatalf("CheckDB = %v", err)
-	}
-	term := w.NewTerminal(0, 1)
-	term.Next()
-	if err := term.Execute(context.Background(), program.DB{Driver: redisLike{}}); !errors.Is(err, program.ErrNoTransactions) {
-		t.Fatalf("Execute = %v", err)
-	}
-	if err := w.CheckDB(program.DB{SQL: func(context.Context) (program.SQLTx, error) { return nil, nil }, Dialect: "sqlite"}); err == nil {
-		t.Fatal("an unknown SQL dialect is accepted")
-	}
-}
+func TestRefused(t *testing.T) { wltest.Refused(t, newWorkload(t)) }
 
 func TestConfig(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		kv   []string
-		want string
-	}{
-		{name: "defaults"},
-		{name: "zero keys", kv: []string{KeyKeys, "0"}, want: KeyKeys},
-		{name: "bad read proportion", kv: []string{KeyReadProp, "1.5"}, want: KeyReadProp},
-		{name: "bad table", kv: []string{KeyTable, "a;drop"}, want: KeyTable},
-		{name: "not a number", kv: []string{KeyTxnLen, "many"}, want: KeyTxnLen},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := properties.New()
-			for i := 0; i+1 < len(tc.kv); i += 2 {
-				p.Set(tc.kv[i], tc.kv[i+1])
-			}
-			_, err := Kind{}.New(p, 1)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want one naming %s", err, tc.want)
-			}
-		})
-	}
+	wltest.Properties(t, Kind{}, []wltest.PropertyCase{
+		{Name: "defaults"},
+		{Name: "zero keys", KV: []string{KeyKeys, "0"}, Want: KeyKeys},
+		{Name: "bad read proportion", KV: []string{KeyReadProp, "1.5"}, Want: KeyReadProp},
+		{Name: "bad table", KV: []string{KeyTable, "a;drop"}, Want: KeyTable},
+		{Name: "not a number", KV: []string{KeyTxnLen, "many"}, Want: KeyTxnLen},
+	})
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -104,7 +105,19 @@ func (r *scenarioRun) runCheck(ctx context.Context, c program.Check) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	v, err := c.Run(cctx, r.prep.Workload.Program(), runner.ProgramDB(r.prep.Driver))
+	var (
+		v   program.Verdict
+		err error
+	)
+	switch {
+	case c.History != nil && r.outcome == nil:
+		err = errors.New("no measured run: no history to judge")
+	case c.History != nil:
+		v, err = c.History(cctx, r.prep.Workload.Program(), runner.ProgramDB(r.prep.Driver),
+			program.HistoryFile{Path: r.run.Path(history.FileName), Start: r.outcome.Result.Start})
+	default:
+		v, err = c.Run(cctx, r.prep.Workload.Program(), runner.ProgramDB(r.prep.Driver))
+	}
 	if err != nil {
 		evs.Emit(event.PhaseEnd, "", "check: "+err.Error())
 		r.sum.Errors = append(r.sum.Errors, c.Name+": "+err.Error())

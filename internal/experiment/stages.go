@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -198,7 +199,7 @@ func (r *scenarioRun) checkProcesses(wl *workload.Workload) error {
 	switch {
 	case r.s.Processes == nil:
 		return fmt.Errorf("%s: client processes (load.client_processes, clients.process): this command cannot start them; run the scenario with `faultbench scenario`", where)
-	case len(r.sc.Checks) > len(HistoryCheckNames(r.sc.Checks, wl)):
+	case len(r.sc.Checks) > len(HistoryCheckNames(r.sc.Checks, wl))+len(historyWorkloadChecks(r.sc.Checks, wl)):
 		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with checks %v: the checks other than the history checkers (%s) read what the load's driver wrote, which runs in the client processes; drop them or run the client groups in-process",
 			where, r.sc.Checks, strings.Join(histcheck.Names(), ", "))
 	case len(r.steps.ClientSteps(r.freg)) > 0:
@@ -207,6 +208,19 @@ func (r *scenarioRun) checkProcesses(wl *workload.Workload) error {
 		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with --metrics-addr: not supported yet", where)
 	}
 	return nil
+}
+
+// historyWorkloadChecks returns the checks of names that are wl's own
+// checks of the merged history (program.Check.History): they run with
+// client processes too.
+func historyWorkloadChecks(names []string, wl *workload.Workload) []string {
+	var out []string
+	for _, c := range wl.Entry().Checks() {
+		if c.History != nil && slices.Contains(names, c.Name) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // runProperties returns the measured run's properties at rate (ops/s; 0
@@ -475,6 +489,13 @@ func (r *scenarioRun) measureProcesses(ctx context.Context, p *properties.Proper
 		Tasks: tasks, StateDir: r.s.StateDir, Quiet: r.s.Quiet, Err: r.s.Err})
 	if err != nil {
 		return err
+	}
+	if len(historyWorkloadChecks(r.sc.Checks, prep.Workload)) > 0 {
+		// the workload's checks of the merged history read the database
+		// too: a driver of this process's own
+		if r.prep, err = prepare(ctx, r.s.Workloads, r.tgt, runner.Run, p.Clone(), r.s.StateDir); err != nil {
+			return fmt.Errorf("opening the driver for the checks: %w", err)
+		}
 	}
 	r.outcome = ro
 	r.sum.EndReason = ro.Result.Reason

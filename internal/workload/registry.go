@@ -113,8 +113,8 @@ func NewRegistry(es ...Entry) (*Registry, error) {
 		}
 		for _, c := range e.Checks() {
 			switch other, dup := checks[c.Name]; {
-			case c.Name == "" || c.Run == nil:
-				errs = append(errs, fmt.Errorf("workload %s: check %q needs a name and a Run function", e.Name, c.Name))
+			case c.Name == "" || c.Run == nil && c.History == nil:
+				errs = append(errs, fmt.Errorf("workload %s: check %q needs a name and a Run or History function", e.Name, c.Name))
 				bad = true
 			case dup:
 				errs = append(errs, fmt.Errorf("workload %s: check %s is already workload %s's", e.Name, c.Name, other))

@@ -32,7 +32,7 @@ func TestBuiltin(t *testing.T) {
 	if got := strings.Join(reg.Names(), " "); got != "appendset bank core list-append register rw-register tpcc" {
 		t.Errorf("Names() = %q", got)
 	}
-	if got := strings.Join(reg.CheckNames(), " "); got != "linearizable lost-appends tpcc-consistency" {
+	if got := strings.Join(reg.CheckNames(), " "); got != "lost-appends tpcc-consistency" {
 		t.Errorf("CheckNames() = %q", got)
 	}
 	if e, ok := reg.CheckOwner("tpcc-consistency"); !ok || e.Name != "tpcc" {
@@ -111,8 +111,8 @@ func TestNewRegistryRefuses(t *testing.T) {
 		{"name twice", Entry{Name: "tpcc", Kind: fakeKind{}}, `"tpcc" is already workload tpcc's`},
 		{"alias of another", Entry{Name: "x", Aliases: []string{"core"}, Kind: fakeKind{}}, `"core" is already workload core's`},
 		{"check twice", Entry{Name: "x", Kind: fakeKind{[]program.Check{okCheck("tpcc-consistency")}}}, "check tpcc-consistency is already workload tpcc's"},
-		{"check without a name", Entry{Name: "x", Kind: fakeKind{[]program.Check{okCheck("")}}}, "needs a name and a Run function"},
-		{"check without a function", Entry{Name: "x", Kind: fakeKind{[]program.Check{{Name: "c"}}}}, "needs a name and a Run function"},
+		{"check without a name", Entry{Name: "x", Kind: fakeKind{[]program.Check{okCheck("")}}}, "needs a name and a Run or History function"},
+		{"check without a function", Entry{Name: "x", Kind: fakeKind{[]program.Check{{Name: "c"}}}}, "needs a name and a Run or History function"},
 		{"two CoreWorkloads", Entry{Name: "core2"}, "core is already the CoreWorkload entry"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

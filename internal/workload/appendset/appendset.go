@@ -1,11 +1,14 @@
 // Package appendset is the append workload (workload=appendset): appends
-// of unique values to a few lists, one key per operation and no
+// of unique values (unique across client processes too:
+// recorded.ValueBase) to a few lists, one key per operation and no
 // transactions (Redis RPUSH), every operation recorded through the
 // harness's program.Recorder (the workload is a program.Historian), and
 // a final read of every list once the measured phase has ended and every
-// node is back. Its check `lost-appends` makes the final reads, records
-// them as list reads in the history and judges them with the set checker
-// (internal/check/setvis): every acknowledged append must be in its final
+// node is back. Its check `lost-appends` (a program.Check.History) makes
+// the final reads, appends them as list reads to the run's history —
+// merged from every client process and worker host — and judges the
+// whole history with the set checker (internal/check/setvis): every
+// acknowledged append, whichever process made it, must be in its final
 // list, so no loss hides behind a later write (a register's last value
 // would). It runs on a target whose driver has lists (Lister: Redis and
 // Redis Cluster); docs/workloads.md, docs/checks.md.
@@ -14,14 +17,12 @@ package appendset
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/check/setvis"
@@ -30,6 +31,7 @@ import (
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/workload/program"
+	"github.com/faultbench/faultbench/internal/workload/recorded"
 )
 
 // The properties the workload reads.
@@ -60,7 +62,11 @@ func (Kind) New(p *properties.Properties, _ int64) (program.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := Config{Lists: int(n), Prefix: p.String(KeyPrefix, "list")}
+	base, err := recorded.ValueBase(p)
+	if err != nil {
+		return nil, err
+	}
+	cfg := Config{Lists: int(n), Prefix: p.String(KeyPrefix, "list"), ValueBase: base}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -71,9 +77,9 @@ func (Kind) New(p *properties.Properties, _ int64) (program.Program, error) {
 func (Kind) Checks() []program.Check {
 	return []program.Check{{
 		Name:    CheckName,
-		Doc:     "every acknowledged append in its final list (set checker over the final reads)",
+		Doc:     "every acknowledged append in its final list (set checker over the run's history and the final reads)",
 		Timeout: 5 * time.Minute,
-		Run: func(ctx context.Context, w program.Program, db program.DB) (program.Verdict, error) {
+		History: func(ctx context.Context, w program.Program, db program.DB, h program.HistoryFile) (program.Verdict, error) {
 			aw, ok := w.(*Workload)
 			if !ok {
 				return program.Verdict{}, fmt.Errorf("the %s check needs the appendset workload, got %T", CheckName, w)
@@ -82,7 +88,7 @@ func (Kind) Checks() []program.Check {
 			if !ok {
 				return program.Verdict{}, errNoLists(db.Driver)
 			}
-			v, lost, err := aw.FinalCheck(ctx, l)
+			v, lost, err := aw.FinalCheck(ctx, l, h)
 			if err != nil {
 				return program.Verdict{}, err
 			}
@@ -95,6 +101,9 @@ func (Kind) Checks() []program.Check {
 type Config struct {
 	Lists  int
 	Prefix string
+	// ValueBase is added to every value appended (recorded.ValueBase: the
+	// client process's, so that values are unique across processes).
+	ValueBase int64
 }
 
 // Validate checks the configuration.
@@ -102,6 +111,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Lists < 1 || c.Lists > 10_000:
 		return fmt.Errorf("%s must be 1..10000, got %d", KeyLists, c.Lists)
+	case c.ValueBase < 0:
+		return fmt.Errorf("value base %d: must not be negative", c.ValueBase)
 	case c.Prefix == "" || strings.ContainsAny(c.Prefix, " \t\r\n"):
 		return fmt.Errorf("%s must be a non-empty key prefix without white space, got %q", KeyPrefix, c.Prefix)
 	}
@@ -113,17 +124,11 @@ func errNoLists(drv any) error {
 }
 
 // Workload is a configured append workload: its terminals record every
-// append through the Recorder the harness gives it (SetRecorder), and it
-// keeps this process's operations in memory for its check.
+// append through the Recorder the harness gives it (SetRecorder).
 type Workload struct {
-	cfg  Config
-	next atomic.Int64 // the last value appended
-	rec  program.Recorder
-	mem  *memory
-	// wall0 is the wall clock at rec0 on rec's clock: the anchor that
-	// turns an operation's time into a wall-clock time for messages.
-	wall0 time.Time
-	rec0  int64
+	cfg    Config
+	values recorded.Values // the values appended
+	rec    recorded.Recording
 }
 
 var (
@@ -132,20 +137,15 @@ var (
 )
 
 // NewWorkload returns the workload for cfg (valid). Until SetRecorder,
-// operations are timed on the workload's own clock (ns since NewWorkload).
+// operations are timed on the workload's own clock and not recorded.
 func NewWorkload(cfg Config) *Workload {
-	m := &memory{start: time.Now()}
-	return &Workload{cfg: cfg, rec: m, mem: m, wall0: m.start}
+	w := &Workload{cfg: cfg, rec: recorded.NewRecording()}
+	w.values.Base = cfg.ValueBase
+	return w
 }
 
 // SetRecorder implements program.Historian.
-func (w *Workload) SetRecorder(r program.Recorder) {
-	if r == nil {
-		return
-	}
-	w.rec = r
-	w.wall0, w.rec0 = time.Now(), r.Now()
-}
+func (w *Workload) SetRecorder(r program.Recorder) { w.rec.SetRecorder(r) }
 
 // CheckDB implements program.Requirer: the driver must have lists.
 func (w *Workload) CheckDB(db program.DB) error {
@@ -155,69 +155,22 @@ func (w *Workload) CheckDB(db program.DB) error {
 	return nil
 }
 
-// Wall returns the wall-clock time of t on the recorder's clock.
-func (w *Workload) Wall(t int64) time.Time { return w.wall0.Add(time.Duration(t - w.rec0)) }
-
 // Key returns list i's key.
 func (w *Workload) Key(i int) string { return w.cfg.Prefix + strconv.Itoa(i) }
-
-// memory is the in-process history: a Recorder of its own clock, and the
-// copy of every operation recorded through the harness's.
-type memory struct {
-	start time.Time
-	mu    sync.Mutex
-	ops   []history.Op
-}
-
-func (m *memory) Now() int64 { return time.Since(m.start).Nanoseconds() }
-
-func (m *memory) Record(op *history.Op) {
-	c := *op
-	c.Mops = slices.Clone(op.Mops)
-	for i := range c.Mops {
-		c.Mops[i].List = slices.Clone(c.Mops[i].List)
-	}
-	m.mu.Lock()
-	m.ops = append(m.ops, c)
-	m.mu.Unlock()
-}
-
-func (w *Workload) record(op *history.Op) {
-	if w.rec != program.Recorder(w.mem) {
-		w.rec.Record(op)
-	}
-	w.mem.Record(op)
-}
-
-// History returns a copy of the operations this process recorded so far.
-func (w *Workload) History() []history.Op {
-	w.mem.mu.Lock()
-	defer w.mem.mu.Unlock()
-	return slices.Clone(w.mem.ops)
-}
 
 // OpNames implements program.Program.
 func (w *Workload) OpNames() []string { return []string{"APPEND"} }
 
-// processStride separates the process ids a worker takes: worker id's
-// processes are id, id + stride, id + 2 stride, ...
-const processStride = 1 << 20
-
-// finalProcess is the process id of the final reads.
-const finalProcess = processStride - 1
-
 // NewTerminal implements program.Program: worker id's terminal.
 func (w *Workload) NewTerminal(id int, seed int64) program.Terminal {
-	return &terminal{w: w, rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), id: id, process: id}
+	return &terminal{w: w, rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), proc: recorded.NewProcess(id)}
 }
 
 type terminal struct {
-	w       *Workload
-	rng     *rand.Rand
-	id      int
-	process int
-	gen     int
-	list    int
+	w    *Workload
+	rng  *rand.Rand
+	proc recorded.Process
+	list int
 }
 
 // Next implements program.Terminal: an append to a random list, no pause.
@@ -230,34 +183,18 @@ func (t *terminal) Next() (int, time.Duration) {
 // to the list Next picked and records the append. An acknowledged append
 // is ok; one the server refused (class rejected: READONLY, OOM, ...) is
 // fail; any other error leaves it unknown (it may have been applied) and
-// the terminal continues as a new process.
+// the terminal continues as a new process (recorded.Recording.Do).
 func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 	l, ok := db.Driver.(Lister)
 	if !ok {
 		return outcome.Classified(outcome.Rejected, "appendset", errNoLists(db.Driver))
 	}
 	key := t.w.Key(t.list)
-	v := t.w.next.Add(1)
-	op := history.Op{Process: t.process, Name: "append", Mops: []history.Mop{{F: history.Append, Key: key, Value: v}}}
-	op.Invoke = t.w.rec.Now()
-	err := l.ListAppend(ctx, key, strconv.AppendInt(nil, v, 10))
-	op.Complete = t.w.rec.Now()
-	switch {
-	case err == nil:
-	case outcome.ClassOf(err) == outcome.Rejected:
-		op.Outcome = history.Fail
-	default:
-		op.Outcome = history.Unknown
-	}
-	if err != nil {
-		op.Error = outcome.ClassOf(err).String()
-	}
-	t.w.record(&op)
-	if op.Outcome == history.Unknown {
-		t.gen++
-		t.process = t.id + t.gen*processStride
-	}
-	return err
+	v := t.w.values.Next()
+	op := history.Op{Name: "append", Mops: []history.Mop{{F: history.Append, Key: key, Value: v}}}
+	return t.w.rec.Do(&op, &t.proc, func() (bool, error) {
+		return true, l.ListAppend(ctx, key, strconv.AppendInt(nil, v, 10))
+	})
 }
 
 // Lost is one acknowledged append missing from its final list.
@@ -271,16 +208,39 @@ type Lost struct {
 // finalReadAttempts is how often a final read of one list is tried.
 const finalReadAttempts = 5
 
-// FinalCheck reads every list once (each read recorded as a list read),
-// then judges this process's appends and the final reads with the set
-// checker. It returns the verdict and every lost append, ordered by
-// acknowledgement. A list that cannot be read after a few attempts is an
-// error: the check could not be made.
-func (w *Workload) FinalCheck(ctx context.Context, l Lister) (verdict.Verdict, []Lost, error) {
+// FinalCheck reads every list once and appends each read to the run's
+// history h (a list read, by a process of its own, on the run's clock),
+// then judges the whole history — every client process's appends and the
+// final reads — with the set checker. It returns the verdict and every
+// lost append, ordered by acknowledgement. A history without appends, or a
+// list that cannot be read after a few attempts, is an error: the check
+// could not be made.
+func (w *Workload) FinalCheck(ctx context.Context, l Lister, h program.HistoryFile) (verdict.Verdict, []Lost, error) {
+	appends, maxP := 0, -1
+	if _, err := history.Each(ctx, h.Path, func(op *history.Op) error {
+		maxP = max(maxP, op.Process)
+		if op.Name == "append" {
+			appends++
+		}
+		return nil
+	}); err != nil {
+		return verdict.Verdict{}, nil, err
+	}
+	if appends == 0 {
+		return verdict.Verdict{}, nil, fmt.Errorf("no appends in %s: nothing was checked", h.Path)
+	}
+	f, err := os.OpenFile(h.Path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return verdict.Verdict{}, nil, fmt.Errorf("appending the final reads: %w", err)
+	}
+	defer f.Close()
+	hw, err := history.NewWriter(f)
+	if err != nil {
+		return verdict.Verdict{}, nil, err
+	}
 	for i := range w.cfg.Lists {
 		key := w.Key(i)
-		var err error
-		for attempt := range finalReadAttempts {
+		for attempt := 0; ; attempt++ {
 			if attempt > 0 {
 				select {
 				case <-ctx.Done():
@@ -288,23 +248,20 @@ func (w *Workload) FinalCheck(ctx context.Context, l Lister) (verdict.Verdict, [
 				case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
 				}
 			}
-			if err = w.finalRead(ctx, l, key); err == nil {
+			if err = finalRead(ctx, l, key, hw, maxP+1, h.Start); err == nil {
 				break
 			}
-		}
-		if err != nil {
-			return verdict.Verdict{}, nil, fmt.Errorf("final read of %s: %w", key, err)
-		}
-	}
-	ops := w.History()
-	appends := 0
-	for i := range ops {
-		if ops[i].Name == "append" {
-			appends++
+			if attempt+1 == finalReadAttempts {
+				return verdict.Verdict{}, nil, fmt.Errorf("final read of %s: %w", key, err)
+			}
 		}
 	}
-	if appends == 0 {
-		return verdict.Verdict{}, nil, errors.New("no appends recorded in this process (client processes and worker hosts keep their own): nothing was checked")
+	if err := hw.Flush(); err != nil {
+		return verdict.Verdict{}, nil, fmt.Errorf("appending the final reads: %w", err)
+	}
+	ops, _, err := history.ReadFile(h.Path)
+	if err != nil {
+		return verdict.Verdict{}, nil, err
 	}
 	v, err := setvis.CheckOps(ctx, ops, setvis.Options{Examples: len(ops)})
 	if err != nil {
@@ -316,19 +273,20 @@ func (w *Workload) FinalCheck(ctx context.Context, l Lister) (verdict.Verdict, [
 			continue
 		}
 		op := &ops[a.Ops[0]]
-		lost = append(lost, Lost{Key: op.Mops[0].Key, Value: op.Mops[0].Value, Invoke: op.Invoke, Complete: op.Complete, Wall: w.Wall(op.Complete)})
+		lost = append(lost, Lost{Key: op.Mops[0].Key, Value: op.Mops[0].Value, Invoke: op.Invoke, Complete: op.Complete,
+			Wall: h.Start.Add(time.Duration(op.Complete))})
 	}
 	slices.SortFunc(lost, func(a, b Lost) int { return cmp.Compare(a.Complete, b.Complete) })
 	return v, lost, nil
 }
 
-// finalRead reads the list at key and records the read; a failed read is
-// recorded as unknown.
-func (w *Workload) finalRead(ctx context.Context, l Lister, key string) error {
-	op := history.Op{Process: finalProcess, Name: "read", Mops: []history.Mop{{F: history.Read, Key: key, IsList: true}}}
-	op.Invoke = w.rec.Now()
+// finalRead reads the list at key and writes the read to hw as process
+// process's, on the clock of start; a failed read is written as unknown.
+func finalRead(ctx context.Context, l Lister, key string, hw *history.Writer, process int, start time.Time) error {
+	op := history.Op{Process: process, Name: "read", Mops: []history.Mop{{F: history.Read, Key: key, IsList: true}}}
+	op.Invoke = int64(time.Since(start))
 	elems, err := l.ListRead(ctx, key)
-	op.Complete = w.rec.Now()
+	op.Complete = int64(time.Since(start))
 	if err == nil {
 		list := make([]int64, len(elems))
 		for i, e := range elems {
@@ -342,7 +300,9 @@ func (w *Workload) finalRead(ctx context.Context, l Lister, key string) error {
 	} else {
 		op.Outcome, op.Error = history.Unknown, outcome.ClassOf(err).String()
 	}
-	w.record(&op)
+	if werr := hw.Write(&op); werr != nil {
+		return werr
+	}
 	return err
 }
 

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/history"
 	"github.com/faultbench/faultbench/internal/outcome"
-	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/workload/program"
+	"github.com/faultbench/faultbench/internal/workload/recorded"
+	"github.com/faultbench/faultbench/internal/workload/wltest"
 )
 
 // fakeLists keeps lists in memory. dropEvery > 0 acknowledges every
@@ -63,21 +65,26 @@ func (f *fakeLists) ListRead(_ context.Context, key string) ([][]byte, error) {
 	return l, nil
 }
 
-func run(t *testing.T, l *fakeLists, workers, ops int) *Workload {
+// run runs ops appends on each of workers terminals at once and returns
+// the workload and its recorded history.
+func run(t *testing.T, l *fakeLists, workers, ops int) (*Workload, *wltest.Collector) {
 	t.Helper()
-	w := NewWorkload(Config{Lists: 3, Prefix: "list"})
-	var wg sync.WaitGroup
-	for id := range workers {
-		wg.Go(func() {
-			term := w.NewTerminal(id, 1)
-			for range ops {
-				term.Next()
-				_ = term.Execute(context.Background(), program.DB{Driver: l})
-			}
-		})
-	}
-	wg.Wait()
-	return w
+	return runBase(l, 0, workers, ops)
+}
+
+// runBase is run by a client process whose values start after base.
+func runBase(l *fakeLists, base int64, workers, ops int) (*Workload, *wltest.Collector) {
+	w := NewWorkload(Config{Lists: 3, Prefix: "list", ValueBase: base})
+	rec := &wltest.Collector{}
+	w.SetRecorder(rec)
+	wltest.Run(w, program.DB{Driver: l}, workers, ops)
+	return w, rec
+}
+
+// finalCheck runs the check on a history file of ops.
+func finalCheck(t *testing.T, w *Workload, l *fakeLists, ops []history.Op) (verdict.Verdict, []Lost, error) {
+	t.Helper()
+	return w.FinalCheck(context.Background(), l, program.HistoryFile{Path: wltest.WriteHistory(t, ops), Start: time.Now()})
 }
 
 func TestFinalCheck(t *testing.T) {
@@ -97,8 +104,8 @@ func TestFinalCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := tt.lists()
-			w := run(t, l, 4, 100)
-			v, lost, err := w.FinalCheck(context.Background(), l)
+			w, rec := run(t, l, 4, 100)
+			v, lost, err := finalCheck(t, w, l, rec.Ops())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,16 +128,16 @@ func TestFinalCheck(t *testing.T) {
 func TestUnknownAppendNewProcess(t *testing.T) {
 	l := newLists()
 	l.failEvery = 5
-	w := run(t, l, 1, 6)
-	h := w.History()
-	if h[4].Outcome != history.Unknown || h[4].Process != 0 || h[5].Process != processStride {
+	_, rec := run(t, l, 1, 6)
+	h := rec.Ops()
+	if h[4].Outcome != history.Unknown || h[4].Process != 0 || h[5].Process != recorded.ProcessStride {
 		t.Fatalf("processes %d %d, outcome %s", h[4].Process, h[5].Process, h[4].Outcome)
 	}
 }
 
 func TestNothingRecorded(t *testing.T) {
 	w := NewWorkload(Config{Lists: 2, Prefix: "l"})
-	if _, _, err := w.FinalCheck(context.Background(), newLists()); err == nil || !strings.Contains(err.Error(), "nothing was checked") {
+	if _, _, err := finalCheck(t, w, newLists(), nil); err == nil || !strings.Contains(err.Error(), "nothing was checked") {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -138,44 +145,62 @@ func TestNothingRecorded(t *testing.T) {
 func TestFinalReadFails(t *testing.T) {
 	l := newLists()
 	l.readErrs = 100
-	w := run(t, l, 1, 5)
-	if _, _, err := w.FinalCheck(context.Background(), l); err == nil || !strings.Contains(err.Error(), "final read of list") {
+	w, rec := run(t, l, 1, 5)
+	if _, _, err := finalCheck(t, w, l, rec.Ops()); err == nil || !strings.Contains(err.Error(), "final read of list") {
 		t.Fatalf("err %v", err)
 	}
 }
 
-// recorder is a harness's Recorder.
-type recorder struct {
-	mu  sync.Mutex
-	now int64
-	ops []history.Op
-}
-
-func (r *recorder) Now() int64 { r.mu.Lock(); defer r.mu.Unlock(); r.now += 10; return r.now }
-
-func (r *recorder) Record(op *history.Op) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.ops = append(r.ops, *op)
-}
-
-// TestRecorder: appends and final reads go through the harness's
-// recorder, on its clock.
-func TestRecorder(t *testing.T) {
-	rec := &recorder{now: 5_000}
-	w := NewWorkload(Config{Lists: 2, Prefix: "l"})
-	w.SetRecorder(rec)
+// TestFinalReadsInHistory: the final reads are appended to the run's
+// history, as list reads of a process of their own, on the run's clock.
+func TestFinalReadsInHistory(t *testing.T) {
 	l := newLists()
-	term := w.NewTerminal(0, 1)
-	for range 10 {
-		term.Next()
-		_ = term.Execute(context.Background(), program.DB{Driver: l})
-	}
-	if _, _, err := w.FinalCheck(context.Background(), l); err != nil {
+	w, rec := run(t, l, 2, 5)
+	path := wltest.WriteHistory(t, rec.Ops())
+	start := time.Now().Add(-time.Hour)
+	if _, _, err := w.FinalCheck(context.Background(), l, program.HistoryFile{Path: path, Start: start}); err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.ops) != 12 || rec.ops[11].Name != "read" || !rec.ops[11].Mops[0].IsList || rec.ops[0].Invoke <= 5_000 {
-		t.Fatalf("recorded %+v", rec.ops)
+	ops := wltest.ReadHistory(t, path)
+	if len(ops) != 13 {
+		t.Fatalf("%d operations in the history, want 10 appends and 3 final reads", len(ops))
+	}
+	for _, op := range ops[10:] {
+		if op.Name != "read" || !op.Mops[0].IsList || op.Process != 2 || op.Invoke < int64(time.Hour) {
+			t.Fatalf("final read %+v", op)
+		}
+	}
+}
+
+// TestMergedProcesses: the check judges the merged history of every
+// client process, so a lost append is found whichever process made it.
+// Two client processes (value bases 0 and recorded.ValueSpan) append to
+// the same lists, which drop every 7th acknowledged append: every lost
+// one of both is named. The negative control judges process 0's history
+// alone, as the check once did: process 1's lost appends go unnamed.
+func TestMergedProcesses(t *testing.T) {
+	l := newLists()
+	l.dropEvery = 7
+	w0, rec0 := runBase(l, 0, 2, 100)
+	_, rec1 := runBase(l, recorded.ValueSpan, 2, 100)
+	merged := wltest.Merge(t, rec0.Ops(), rec1.Ops())
+	v, lost, err := w0.FinalCheck(context.Background(), l, program.HistoryFile{Path: merged, Start: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byProcess := [2]int{}
+	for _, x := range lost {
+		byProcess[x.Value/recorded.ValueSpan]++
+	}
+	if v.Valid != verdict.False || len(lost) != 400/7 || byProcess[0] == 0 || byProcess[1] == 0 {
+		t.Fatalf("merged: %d lost (%v by process), want %d from both: %s", len(lost), byProcess, 400/7, Describe(v, lost))
+	}
+	_, alone, err := finalCheck(t, w0, l, rec0.Ops())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(alone) != byProcess[0] {
+		t.Fatalf("process 0 alone: %d lost, want its own %d", len(alone), byProcess[0])
 	}
 }
 
@@ -195,25 +220,10 @@ func TestRequirer(t *testing.T) {
 }
 
 func TestProperties(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		kv   map[string]string
-		want string
-	}{
-		{"defaults", nil, ""},
-		{"no lists", map[string]string{KeyLists: "0"}, KeyLists},
-		{"not a number", map[string]string{KeyLists: "few"}, KeyLists},
-		{"prefix with a space", map[string]string{KeyPrefix: "a b"}, KeyPrefix},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			p := properties.New()
-			for k, v := range tt.kv {
-				p.Set(k, v)
-			}
-			_, err := Kind{}.New(p, 1)
-			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-				t.Fatalf("err %v, want %q", err, tt.want)
-			}
-		})
-	}
+	wltest.Properties(t, Kind{}, []wltest.PropertyCase{
+		{Name: "defaults", Want: ""},
+		{Name: "no lists", KV: []string{KeyLists, "0"}, Want: KeyLists},
+		{Name: "not a number", KV: []string{KeyLists, "few"}, Want: KeyLists},
+		{Name: "prefix with a space", KV: []string{KeyPrefix, "a b"}, Want: KeyPrefix},
+	})
 }

@@ -152,6 +152,22 @@ type Check struct {
 	// Run checks the database w ran on. An error means the check could not
 	// be made (the database could not be read): it counts as failed.
 	Run func(ctx context.Context, w Program, db DB) (Verdict, error)
+	// History, when set, is called instead of Run: the check judges the
+	// run's operation history, merged from every client process and
+	// worker host (h), and the database (final reads, which it may append
+	// to h.Path). Such a check runs with client processes too (the
+	// harness opens a driver of its own for it); Run may be nil.
+	History func(ctx context.Context, w Program, db DB, h HistoryFile) (Verdict, error)
+}
+
+// HistoryFile is the run's operation history as a Check.History sees it.
+type HistoryFile struct {
+	// Path is the run directory's history.jsonl: every client process's
+	// and worker host's operations, merged (internal/history).
+	Path string
+	// Start is the run's t = 0: an operation's Invoke and Complete are ns
+	// since Start (time.Since(Start) for an operation appended now).
+	Start time.Time
 }
 
 // DefaultCheckTimeout bounds a Check without a Timeout.

@@ -1,13 +1,16 @@
 // Package register is the register workload (workload=register): reads
 // and writes — and, with register.casproportion, compare-and-sets — of
 // single keys — few of them, so operations contend — with
-// unique written values, every operation recorded through the harness's
-// program.Recorder (the workload is a program.Historian) for the
-// history checker `linearizable` (internal/check/linear): each key must
-// behave as a linearizable register. It runs on any target whose driver
-// reads and updates records; a mix with compare-and-sets needs a driver
-// with the CASer ability (etcd, Cassandra, the SQL targets) and is
-// refused on others (docs/workloads.md, docs/checks.md).
+// unique written values (unique across client processes too:
+// recorded.ValueBase), every operation recorded through the harness's
+// program.Recorder (the workload is a program.Historian). The harness's
+// history checker `linearizable` (internal/check/linear, `checks:
+// [linearizable]`) judges the run's history, merged from every client
+// process: each key must behave as a linearizable register. The workload
+// has no check of its own. It runs on any target whose driver reads and
+// updates records; a mix with compare-and-sets needs a driver with the
+// CASer ability (etcd, Cassandra, the SQL targets) and is refused on
+// others (docs/workloads.md, docs/checks.md).
 package register
 
 import (
@@ -17,17 +20,13 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/check/linear"
-	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/history"
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/workload/program"
+	"github.com/faultbench/faultbench/internal/workload/recorded"
 )
 
 // The properties the workload reads.
@@ -48,9 +47,6 @@ const (
 	opWrite
 	opCAS
 )
-
-// CheckName is the workload's check in a scenario's checks:.
-const CheckName = "linearizable"
 
 // KV is what the workload needs of a driver: a driver.Driver is one.
 type KV interface {
@@ -93,27 +89,15 @@ func (Kind) New(p *properties.Properties, seed int64) (program.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := Config{Keys: int(keys), ReadProportion: rp, CASProportion: cp, Field: p.String(KeyField, DefaultField), Table: p.String(KeyTable, "usertable")}
+	base, err := recorded.ValueBase(p)
+	if err != nil {
+		return nil, err
+	}
+	cfg := Config{Keys: int(keys), ReadProportion: rp, CASProportion: cp, Field: p.String(KeyField, DefaultField), Table: p.String(KeyTable, "usertable"), ValueBase: base}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return NewWorkload(cfg), nil
-}
-
-// Checks returns the linearizable check.
-func (Kind) Checks() []program.Check {
-	return []program.Check{{
-		Name:    CheckName,
-		Doc:     "every register linearizable (porcupine, per key)",
-		Timeout: 10 * time.Minute,
-		Run: func(ctx context.Context, w program.Program, _ program.DB) (program.Verdict, error) {
-			rw, ok := w.(*Workload)
-			if !ok {
-				return program.Verdict{}, fmt.Errorf("the %s check needs the register workload, got %T", CheckName, w)
-			}
-			return rw.Check(ctx)
-		},
-	}}
 }
 
 // Config is the workload's configuration.
@@ -125,6 +109,9 @@ type Config struct {
 	CASProportion float64
 	Field         string
 	Table         string
+	// ValueBase is added to every value written (recorded.ValueBase: the
+	// client process's, so that values are unique across processes).
+	ValueBase int64
 }
 
 // Validate checks the configuration.
@@ -142,6 +129,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%s must be a field name (a letter, then letters, digits or _), got %q", KeyField, c.Field)
 	case c.Table == "":
 		return errors.New("table must not be empty")
+	case c.ValueBase < 0:
+		return fmt.Errorf("value base %d: must not be negative", c.ValueBase)
 	}
 	return nil
 }
@@ -150,20 +139,19 @@ var fieldRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,47}$`)
 
 // Workload is a configured register workload: its terminals record every
 // operation through the Recorder the harness gives it (SetRecorder), on
-// the run's clock. It also keeps the operations of this process in
-// memory (History), on the recorder's clock, for its own check.
+// the run's clock.
 type Workload struct {
-	cfg  Config
-	next atomic.Int64 // the last value written
-	rec  program.Recorder
-	mem  *memory
+	cfg    Config
+	values recorded.Values // the values written
+	rec    recorded.Recording
 }
 
 // NewWorkload returns the workload for cfg (valid). Until SetRecorder,
-// operations are timed on the workload's own clock (ns since NewWorkload).
+// operations are timed on the workload's own clock and not recorded.
 func NewWorkload(cfg Config) *Workload {
-	m := &memory{start: time.Now()}
-	return &Workload{cfg: cfg, rec: m, mem: m}
+	w := &Workload{cfg: cfg, rec: recorded.NewRecording()}
+	w.values.Base = cfg.ValueBase
+	return w
 }
 
 var (
@@ -190,84 +178,20 @@ func errNoCAS(drv any) error {
 
 // SetRecorder implements program.Historian: every operation from now on is
 // recorded through r, timed on r's clock.
-func (w *Workload) SetRecorder(r program.Recorder) {
-	if r != nil {
-		w.rec = r
-	}
-}
-
-// memory is the in-process history: a Recorder of its own clock, and the
-// copy of every operation recorded through the harness's.
-type memory struct {
-	start time.Time
-	mu    sync.Mutex
-	ops   []history.Op
-}
-
-func (m *memory) Now() int64 { return time.Since(m.start).Nanoseconds() }
-
-func (m *memory) Record(op *history.Op) {
-	c := *op
-	c.Mops = append([]history.Mop(nil), op.Mops...)
-	m.mu.Lock()
-	m.ops = append(m.ops, c)
-	m.mu.Unlock()
-}
-
-// record hands op to the harness's recorder and keeps a copy in memory.
-func (w *Workload) record(op *history.Op) {
-	if w.rec != program.Recorder(w.mem) {
-		w.rec.Record(op)
-	}
-	w.mem.Record(op)
-}
+func (w *Workload) SetRecorder(r program.Recorder) { w.rec.SetRecorder(r) }
 
 // OpNames implements program.Program.
 func (w *Workload) OpNames() []string { return []string{"READ", "WRITE", "CAS"} }
 
 // NewTerminal implements program.Program: worker id's terminal.
 func (w *Workload) NewTerminal(id int, seed int64) program.Terminal {
-	return &terminal{w: w, rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), id: id, process: id, known: map[int]int64{}}
-}
-
-// History returns a copy of the operations this process recorded so far.
-func (w *Workload) History() []history.Op {
-	w.mem.mu.Lock()
-	defer w.mem.mu.Unlock()
-	return append([]history.Op(nil), w.mem.ops...)
-}
-
-// Check runs the linearizable checker on the recorded history. A history
-// without operations fails: its operations ran elsewhere (client
-// processes, worker hosts), and nothing was checked.
-func (w *Workload) Check(ctx context.Context) (program.Verdict, error) {
-	ops := w.History()
-	if len(ops) == 0 {
-		return program.Verdict{OK: false, Text: "no operations recorded in this process (client processes and worker hosts keep their own): nothing was checked"}, nil
-	}
-	v, err := linear.CheckOps(ctx, ops, linear.Options{})
-	if err != nil {
-		return program.Verdict{}, err
-	}
-	var b strings.Builder
-	b.WriteString(v.Line())
-	for _, an := range v.Anomalies {
-		b.WriteString("; ")
-		b.WriteString(an.Explanation)
-	}
-	for _, n := range v.Notes {
-		b.WriteString("; ")
-		b.WriteString(n)
-	}
-	return program.Verdict{OK: v.Valid == verdict.True, Text: b.String()}, nil
+	return &terminal{w: w, rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), proc: recorded.NewProcess(id), known: map[int]int64{}}
 }
 
 type terminal struct {
 	w       *Workload
 	rng     *rand.Rand
-	id      int
-	process int
-	gen     int
+	proc    recorded.Process
 	op, key int
 	// known is the value this terminal last saw or wrote at each key: a
 	// compare-and-set expects it.
@@ -289,10 +213,6 @@ func (t *terminal) Next() (int, time.Duration) {
 	return t.op, 0
 }
 
-// processStride separates the process ids a worker takes: worker id's
-// processes are id, id + stride, id + 2 stride, ...
-const processStride = 1 << 20
-
 // Execute implements program.Terminal: it runs the operation Next picked
 // and records it. A read that found the key is ok with its value, one
 // that found none ok without a value, any other error unknown. A write or
@@ -307,7 +227,7 @@ func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 	}
 	cfg := &t.w.cfg
 	key := "reg" + strconv.Itoa(t.key)
-	op := history.Op{Process: t.process, Mops: make([]history.Mop, 1)}
+	op := history.Op{Process: t.proc.ID(), Mops: make([]history.Mop, 1)}
 	var err error
 	op.Invoke = t.w.rec.Now()
 	switch t.op {
@@ -335,11 +255,11 @@ func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 		op.Mops[0] = m
 	case opWrite:
 		op.Name = "write"
-		v := t.w.next.Add(1)
+		v := t.w.values.Next()
 		op.Mops[0] = history.Mop{F: history.Write, Key: key, Value: v}
 		err = put(ctx, kv, db.Driver, cfg.Table, key, map[string][]byte{cfg.Field: []byte(strconv.FormatInt(v, 10))})
 		op.Complete = t.w.rec.Now()
-		op.Outcome = writeOutcome(err)
+		op.Outcome = recorded.OutcomeOf(err, true)
 		if err == nil {
 			t.known[t.key] = v
 		}
@@ -349,12 +269,12 @@ func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 		if !ok {
 			return outcome.Classified(outcome.Rejected, "register", errNoCAS(db.Driver))
 		}
-		old, v := t.known[t.key], t.w.next.Add(1)
+		old, v := t.known[t.key], t.w.values.Next()
 		op.Mops[0] = history.Mop{F: history.CAS, Key: key, Value: old, New: v}
 		var swapped bool
 		swapped, err = c.CompareAndSet(ctx, cfg.Table, key, cfg.Field, []byte(strconv.FormatInt(old, 10)), []byte(strconv.FormatInt(v, 10)))
 		op.Complete = t.w.rec.Now()
-		op.Outcome = writeOutcome(err)
+		op.Outcome = recorded.OutcomeOf(err, true)
 		switch {
 		case err == nil && swapped:
 			t.known[t.key] = v
@@ -366,24 +286,11 @@ func (t *terminal) Execute(ctx context.Context, db program.DB) error {
 	if err != nil {
 		op.Error = outcome.ClassOf(err).String()
 	}
-	t.w.record(&op)
-	if op.Outcome == history.Unknown && t.op != opRead {
-		t.gen++
-		t.process = t.id + t.gen*processStride
+	t.w.rec.Record(&op)
+	if t.op != opRead {
+		t.proc.After(op.Outcome) // a read of unknown outcome changed nothing
 	}
 	return err
-}
-
-// writeOutcome is the history outcome of a write or compare-and-set that
-// ended with err.
-func writeOutcome(err error) history.Outcome {
-	switch outcome.ClassOf(err) {
-	case outcome.OK:
-		return history.OK
-	case outcome.Conflict, outcome.Rejected, outcome.NotFound:
-		return history.Fail
-	}
-	return history.Unknown
 }
 
 // put writes values to the record at key: an Update, and when the

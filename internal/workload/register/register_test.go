@@ -7,11 +7,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/faultbench/faultbench/internal/check/linear"
+	"github.com/faultbench/faultbench/internal/check/verdict"
 	"github.com/faultbench/faultbench/internal/history"
 	"github.com/faultbench/faultbench/internal/outcome"
-	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/workload/program"
+	"github.com/faultbench/faultbench/internal/workload/recorded"
+	"github.com/faultbench/faultbench/internal/workload/wltest"
 )
 
 // fakeKV is a store whose reads and writes take effect atomically (a
@@ -85,31 +89,39 @@ func (f *fakeKV) CompareAndSet(_ context.Context, _, key, field string, old, new
 // kvOnly hides fakeKV's compare-and-set.
 type kvOnly struct{ KV }
 
-func run(t *testing.T, kv *fakeKV, workers, ops int) *Workload {
+func run(t *testing.T, kv *fakeKV, workers, ops int) *wltest.Collector {
 	t.Helper()
 	return runCfg(t, kv, Config{Keys: 3, ReadProportion: 0.5, Field: DefaultField, Table: "usertable"}, workers, ops)
 }
 
-func runCfg(t *testing.T, kv *fakeKV, cfg Config, workers, ops int) *Workload {
+// runCfg runs ops operations on each of workers terminals at once and
+// returns the recorded history.
+func runCfg(t *testing.T, kv *fakeKV, cfg Config, workers, ops int) *wltest.Collector {
 	t.Helper()
 	w := NewWorkload(cfg)
-	var wg sync.WaitGroup
-	for id := range workers {
-		wg.Go(func() {
-			term := w.NewTerminal(id, 1)
-			for range ops {
-				term.Next()
-				_ = term.Execute(context.Background(), program.DB{Driver: kv})
-			}
-		})
-	}
-	wg.Wait()
-	return w
+	rec := &wltest.Collector{}
+	w.SetRecorder(rec)
+	wltest.Run(w, program.DB{Driver: kv}, workers, ops)
+	return rec
 }
 
 func newKV() *fakeKV { return &fakeKV{cur: map[string][]byte{}, prev: map[string][]byte{}} }
 
-func TestCheck(t *testing.T) {
+// judge is the harness's verdict on a register history: the linearizable
+// checker's.
+func judge(t *testing.T, ops []history.Op) verdict.Verdict {
+	t.Helper()
+	v, err := linear.CheckOps(context.Background(), ops, linear.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestLinearizable: the history the workload records is what the
+// linearizable checker needs: a linearizable store's passes (with writes
+// of unknown outcome too), a store with stale reads fails.
+func TestLinearizable(t *testing.T) {
 	tests := []struct {
 		name         string
 		kv           *fakeKV
@@ -129,16 +141,13 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := run(t, tt.kv, tt.workers, tt.ops)
-			v, err := w.Check(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.OK != tt.ok || !strings.Contains(v.Text, tt.expect) {
-				t.Fatalf("OK %v: %s", v.OK, v.Text)
-			}
-			if got, want := len(w.History()), tt.workers*tt.ops; got != want {
+			ops := run(t, tt.kv, tt.workers, tt.ops).Ops()
+			if got, want := len(ops), tt.workers*tt.ops; got != want {
 				t.Fatalf("%d operations recorded, want %d", got, want)
+			}
+			v := judge(t, ops)
+			if (v.Valid == verdict.True) != tt.ok || !strings.Contains(v.Line()+fmt.Sprint(v.AnomalyCounts), tt.expect) {
+				t.Fatalf("%s %v", v.Line(), v.AnomalyCounts)
 			}
 		})
 	}
@@ -149,22 +158,9 @@ func TestCheck(t *testing.T) {
 func TestUnknownWriteNewProcess(t *testing.T) {
 	kv := newKV()
 	kv.failing = true
-	w := NewWorkload(Config{Keys: 1, ReadProportion: 0, Field: DefaultField, Table: "t"})
-	term := w.NewTerminal(2, 1)
-	for range 6 {
-		term.Next()
-		_ = term.Execute(context.Background(), program.DB{Driver: kv})
-	}
-	h := w.History()
-	if h[4].Outcome != history.Unknown || h[4].Process != 2 || h[5].Process != 2+processStride {
+	h := runCfg(t, kv, Config{Keys: 1, ReadProportion: 0, Field: DefaultField, Table: "t"}, 1, 6).Ops()
+	if h[4].Outcome != history.Unknown || h[4].Process != 0 || h[5].Process != recorded.ProcessStride {
 		t.Fatalf("processes %d %d, outcome %s", h[4].Process, h[5].Process, h[4].Outcome)
-	}
-}
-
-func TestNothingRecorded(t *testing.T) {
-	v, err := NewWorkload(Config{Keys: 1, Field: DefaultField, Table: "t"}).Check(context.Background())
-	if err != nil || v.OK || !strings.Contains(v.Text, "nothing was checked") {
-		t.Fatalf("%+v %v", v, err)
 	}
 }
 
@@ -178,73 +174,30 @@ func TestNoKVDriver(t *testing.T) {
 }
 
 func TestProperties(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		kv   map[string]string
-		want string
-	}{
-		{"defaults", nil, ""},
-		{"no keys", map[string]string{KeyKeys: "0"}, "register.keys"},
-		{"bad proportion", map[string]string{KeyReadProp: "1.5"}, "register.readproportion"},
-		{"not a number", map[string]string{KeyKeys: "many"}, "register.keys"},
-		{"cas mix", map[string]string{KeyCASProp: "0.3", KeyReadProp: "0.4"}, ""},
-		{"cas and reads over 1", map[string]string{KeyCASProp: "0.7", KeyReadProp: "0.5"}, "add up to at most 1"},
-		{"bad field", map[string]string{KeyField: "v w"}, KeyField},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			p := properties.New()
-			for k, v := range tt.kv {
-				p.Set(k, v)
-			}
-			_, err := Kind{}.New(p, 1)
-			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-				t.Fatalf("err %v, want %q", err, tt.want)
-			}
-		})
-	}
-}
-
-// recorder is a harness's Recorder: its own clock, every operation kept.
-type recorder struct {
-	mu  sync.Mutex
-	now int64
-	ops []history.Op
-}
-
-func (r *recorder) Now() int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.now += 10
-	return r.now
-}
-
-func (r *recorder) Record(op *history.Op) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := *op
-	c.Mops = append([]history.Mop(nil), op.Mops...)
-	r.ops = append(r.ops, c)
+	wltest.Properties(t, Kind{}, []wltest.PropertyCase{
+		{Name: "defaults", Want: ""},
+		{Name: "no keys", KV: []string{KeyKeys, "0"}, Want: "register.keys"},
+		{Name: "bad proportion", KV: []string{KeyReadProp, "1.5"}, Want: "register.readproportion"},
+		{Name: "not a number", KV: []string{KeyKeys, "many"}, Want: "register.keys"},
+		{Name: "cas mix", KV: []string{KeyCASProp, "0.3", KeyReadProp, "0.4"}, Want: ""},
+		{Name: "cas and reads over 1", KV: []string{KeyCASProp, "0.7", KeyReadProp, "0.5"}, Want: "add up to at most 1"},
+		{Name: "bad field", KV: []string{KeyField, "v w"}, Want: KeyField},
+	})
 }
 
 // TestRecorder: with a recorder set, every operation goes through it, timed
 // on its clock.
 func TestRecorder(t *testing.T) {
-	rec := &recorder{now: 1_000_000}
+	rec := &wltest.Collector{Start: time.Now().Add(-time.Hour)}
 	w := NewWorkload(Config{Keys: 2, ReadProportion: 0.5, Field: DefaultField, Table: "t"})
 	w.SetRecorder(rec)
-	kv := newKV()
-	for id := range 3 {
-		term := w.NewTerminal(id, 1)
-		for range 10 {
-			term.Next()
-			_ = term.Execute(context.Background(), program.DB{Driver: kv})
-		}
+	wltest.Run(w, program.DB{Driver: newKV()}, 3, 10)
+	ops := rec.Ops()
+	if len(ops) != 30 {
+		t.Fatalf("%d operations recorded, want 30", len(ops))
 	}
-	if len(rec.ops) != 30 {
-		t.Fatalf("%d operations recorded, want 30", len(rec.ops))
-	}
-	for i, op := range rec.ops {
-		if op.Invoke <= 1_000_000 || op.Complete <= op.Invoke {
+	for i, op := range ops {
+		if op.Invoke < int64(time.Hour) || op.Complete < op.Invoke {
 			t.Fatalf("operation %d at %d..%d: not on the recorder's clock", i, op.Invoke, op.Complete)
 		}
 	}
@@ -269,6 +222,8 @@ func TestCAS(t *testing.T) {
 			// the terminals take turns, so that one's compare-and-set
 			// follows another's write of the same key
 			w := NewWorkload(cfg)
+			rec := &wltest.Collector{}
+			w.SetRecorder(rec)
 			terms := make([]program.Terminal, 4)
 			for id := range terms {
 				terms[id] = w.NewTerminal(id, 1)
@@ -279,15 +234,12 @@ func TestCAS(t *testing.T) {
 					_ = term.Execute(context.Background(), program.DB{Driver: tt.kv})
 				}
 			}
-			v, err := w.Check(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.OK != tt.ok {
-				t.Fatalf("OK %v: %s", v.OK, v.Text)
+			ops := rec.Ops()
+			if v := judge(t, ops); (v.Valid == verdict.True) != tt.ok {
+				t.Fatalf("%s, want valid=%v", v.Line(), tt.ok)
 			}
 			swapped, refused := 0, 0
-			for _, op := range w.History() {
+			for _, op := range ops {
 				if op.Name == "cas" && op.Outcome == history.OK {
 					swapped++
 				}
@@ -346,6 +298,8 @@ func (s sqlKV) Insert(ctx context.Context, table, key string, values map[string]
 func TestWriteCreatesRecord(t *testing.T) {
 	kv := sqlKV{newKV()}
 	w := NewWorkload(Config{Keys: 1, Field: DefaultField, Table: "t"})
+	rec := &wltest.Collector{}
+	w.SetRecorder(rec)
 	term := w.NewTerminal(0, 1)
 	for range 3 {
 		term.Next()
@@ -353,7 +307,7 @@ func TestWriteCreatesRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, op := range w.History() {
+	for _, op := range rec.Ops() {
 		if op.Outcome != history.OK {
 			t.Fatalf("write %+v", op)
 		}

@@ -119,12 +119,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%s must be 1..2^40, got %d", KeyBalance, c.Balance)
 	case c.MaxTransfer < 1 || c.MaxTransfer > 1<<40:
 		return fmt.Errorf("%s must be 1..2^40, got %d", KeyMaxTransfer, c.MaxTransfer)
-	case c.ReadProportion < 0 || c.ReadProportion > 1:
-		return fmt.Errorf("%s must be 0..1, got %g", KeyReadProp, c.ReadProportion)
-	case !recorded.Ident(c.Table):
-		return fmt.Errorf("%s %q: want a plain name (letters, digits, _)", KeyTable, c.Table)
 	}
-	return nil
+	return recorded.CheckMix(KeyReadProp, c.ReadProportion, 0, KeyTable, c.Table)
 }
 
 // Total is what every read of all accounts must sum to.

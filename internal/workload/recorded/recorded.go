@@ -318,3 +318,18 @@ func Ident(s string) bool {
 	}
 	return true
 }
+
+// CheckMix checks the settings the transactional workloads share: the
+// share of reads (property readKey) within 0..1, the value base not
+// negative, and the table (property tableKey) a plain SQL identifier.
+func CheckMix(readKey string, read float64, base int64, tableKey, table string) error {
+	switch {
+	case read < 0 || read > 1:
+		return fmt.Errorf("%s must be 0..1, got %g", readKey, read)
+	case base < 0:
+		return fmt.Errorf("value base %d: must not be negative", base)
+	case !Ident(table):
+		return fmt.Errorf("%s %q: want a plain name (letters, digits, _)", tableKey, table)
+	}
+	return nil
+}

@@ -102,14 +102,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%s must be 1..1000000, got %d", KeyKeys, c.Keys)
 	case c.TxnLen < 1 || c.TxnLen > 100:
 		return fmt.Errorf("%s must be 1..100, got %d", KeyTxnLen, c.TxnLen)
-	case c.ReadProportion < 0 || c.ReadProportion > 1:
-		return fmt.Errorf("%s must be 0..1, got %g", KeyReadProp, c.ReadProportion)
-	case c.ValueBase < 0:
-		return fmt.Errorf("value base %d: must not be negative", c.ValueBase)
-	case !recorded.Ident(c.Table):
-		return fmt.Errorf("%s %q: want a plain name (letters, digits, _)", KeyTable, c.Table)
 	}
-	return nil
+	return recorded.CheckMix(KeyReadProp, c.ReadProportion, c.ValueBase, KeyTable, c.Table)
 }
 
 // Workload is a configured rw-register workload, shared by its terminals.

@@ -373,7 +373,9 @@ func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, n *l
 	if len(n.Argv) == 0 {
 		return fmt.Errorf("node %s has no recorded command line", n.Name)
 	}
-	pid, err := env.Spawn(n.Argv, n.LogFile, c.Detached)
+	// SpawnNode puts the disk layer under n's data directory first
+	// when the cluster has one (option disk: fuse)
+	pid, err := env.SpawnNode(ctx, c, n)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", n.Name, err)
 	}

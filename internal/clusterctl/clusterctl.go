@@ -75,6 +75,9 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 	if err := checkDisk(spec); err != nil {
 		return nil, err
 	}
+	if err := t.CheckDiskLayer(spec.Options); err != nil {
+		return nil, err
+	}
 	env, nw, err := m.netEnv(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s cluster: %w", kind, err)
@@ -88,6 +91,9 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 		c.Detached = spec.Detached
 		c.OwnerPID = os.Getpid()
 		recordDisk(c, spec.Options)
+		if err == nil {
+			err = syncDisks(ctx, c)
+		}
 		if nerr := recordNet(c, nw); nerr != nil && err == nil {
 			err = nerr
 		}

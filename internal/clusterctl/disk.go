@@ -63,3 +63,22 @@ func recordDisk(c *launcher.Cluster, opts map[string]string) {
 	}
 	c.Options[OptDisk] = DiskFuse
 }
+
+// syncDisks makes what the launcher wrote while it set the cluster up
+// (configuration files, initdb's and the first start's files) durable on
+// every node's layer, as an installer's sync would: a power loss then
+// takes what the database wrote since, not its installation.
+func syncDisks(ctx context.Context, c *launcher.Cluster) error {
+	if !diskfs.Wanted(c.Options) {
+		return nil
+	}
+	for _, n := range c.Nodes {
+		if n.Host != "" || n.DataDir == "" {
+			continue
+		}
+		if _, err := diskfs.Call(ctx, diskfs.LayoutOf(n.DataDir).Ctl, diskfs.Request{Op: diskfs.CtlSync}); err != nil {
+			return fmt.Errorf("disk layer of %s: making the set-up durable: %w", n.Name, err)
+		}
+	}
+	return nil
+}

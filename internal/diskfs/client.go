@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Call makes one control call to the layer whose control socket is ctl.
@@ -317,4 +319,34 @@ func logTail(path string) string {
 		lines = lines[len(lines)-10:]
 	}
 	return "  last lines of " + path + ":\n    " + strings.Join(lines, "\n    ")
+}
+
+// Flush has the kernel write back the dirty pages it caches for the files
+// of the layer on data (syncfs(2) of the mount): writes made through a
+// shared writable mmap (Cassandra's commit log, Galera's gcache) reach the
+// layer only then, as writes not yet fsynced. A power loss flushes before
+// the crash, so that those pages are dropped with the rest instead of
+// reaching the disk after it. It waits at most until ctx ends (a stalled
+// layer never answers; the syncfs is then left to finish on its own).
+func Flush(ctx context.Context, data string) error {
+	done := make(chan error, 1)
+	go func() {
+		f, err := os.Open(data)
+		if err != nil {
+			done <- fmt.Errorf("disk layer: %w", err)
+			return
+		}
+		defer f.Close()
+		if err := unix.Syncfs(int(f.Fd())); err != nil {
+			done <- fmt.Errorf("disk layer: syncfs %s: %w", data, err)
+			return
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("disk layer: syncfs %s: %w", data, ctx.Err())
+	}
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/faultbench/faultbench/internal/diskfs"
 	"github.com/faultbench/faultbench/internal/event"
@@ -215,7 +217,79 @@ type powerLossFault struct {
 func (*powerLossFault) Name() Action { return ActionPowerLoss }
 
 func (f *powerLossFault) Prepare(ctx context.Context, t *Cluster, nodes []string) error {
-	return prepareDisk(ctx, t, nodes)
+	if err := prepareDisk(ctx, t, nodes); err != nil {
+		return err
+	}
+	return checkSharedLayers(ctx, t, nodes)
+}
+
+// checkSharedLayers refuses a power loss of nodes that leaves another
+// node on the same layer running (txkv's region servers share one
+// storage directory; a postgres-ha server nK shares its keeper's): that
+// node would go on running on files the crash put back under it. A node
+// whose process descends from a selected node's dies with it and does
+// not count.
+func checkSharedLayers(ctx context.Context, t *Cluster, nodes []string) error {
+	c := t.Snapshot()
+	sel := map[string]bool{}
+	for _, n := range nodes {
+		sel[n] = true
+	}
+	var errs []error
+	for _, name := range nodes {
+		n, err := c.Node(name)
+		if err != nil || n.DataDir == "" {
+			continue
+		}
+		for i := range c.Nodes {
+			o := &c.Nodes[i]
+			if sel[o.Name] || o.DataDir == "" || filepath.Clean(o.DataDir) != filepath.Clean(n.DataDir) {
+				continue
+			}
+			if o.PID <= 0 || !t.procs(o).Alive(ctx, o.PID) || descendsFrom(o.PID, n.PID) {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("power-loss %s: its data directory %s (one disk layer) is shared with %s, which runs and would go on running on what the crash put back: select every node on that directory at once (e.g. %s,%s, or all)",
+				name, n.DataDir, o.Name, name, o.Name))
+			sel[o.Name] = true // one message per node
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// descendsFrom reports whether process pid is anc or one of its
+// descendants (the parent chain in /proc), or in anc's process group.
+func descendsFrom(pid, anc int) bool {
+	if anc <= 0 {
+		return false
+	}
+	if g, err := syscall.Getpgid(pid); err == nil && g == anc {
+		return true
+	}
+	for range 64 {
+		if pid == anc {
+			return true
+		}
+		if pid <= 1 {
+			return false
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			return false
+		}
+		f := bytes.Fields(b[i+1:]) // state ppid ...
+		if len(f) < 2 {
+			return false
+		}
+		if pid, err = strconv.Atoi(string(f[1])); err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 func (*powerLossFault) Cleanup(context.Context, *Cluster, []string) error { return nil }
@@ -245,6 +319,19 @@ func (f *powerLossFault) Inject(ctx context.Context, t *Cluster, nodes []string)
 			return err
 		}
 		markDead(t, name, pid)
+		// dirty pages of shared writable mmaps (the kernel's, not yet
+		// the layer's) are written to the layer now and dropped with
+		// the rest, not written back after the crash; not under a
+		// stall, which would hold the flush until healed
+		if l, err := diskLayout(t, name); err == nil {
+			if st, err := diskCall(ctx, t, name, diskfs.Request{Op: diskfs.CtlStatus}); err == nil && !st.Status.Faults.Stall {
+				fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)
+				if err := diskfs.Flush(fctx, l.Data); err != nil {
+					t.emit(event.Note, name, "power-loss: "+err.Error(), "")
+				}
+				fcancel()
+			}
+		}
 		resp, err := diskCall(ctx, t, name, diskfs.Request{Op: diskfs.CtlCrash})
 		if err != nil {
 			return fmt.Errorf("power-loss %s: the node is dead but its writes were not dropped: %w", name, err)

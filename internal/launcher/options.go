@@ -8,3 +8,15 @@ package launcher
 type OptionChecker interface {
 	CheckOptions(opts map[string]string) error
 }
+
+// DiskLayered is implemented by launchers that put the data directory of
+// every node of this machine on the disk faults' file-system layer when a
+// cluster asks for it (option disk: fuse, `cluster up --disk-faults`;
+// Env.Disk, which SpawnNode and ReadyDisk use). CheckDiskLayer says, before
+// anything starts, whether the nodes can run on the layer with the
+// launcher's own options opts (nil: they can), and why not. A launcher
+// without the ability cannot: a cluster of its kind with disk: fuse is
+// refused at validation.
+type DiskLayered interface {
+	CheckDiskLayer(opts map[string]string) error
+}

@@ -120,10 +120,8 @@ func (c *Cluster) RunsNodeOn(ctx context.Context, n *Node) bool {
 // (always in a session of its own: nothing ties it to this process).
 func (e *Env) SpawnNode(ctx context.Context, c *Cluster, n *Node) (int, error) {
 	if n.Host == "" {
-		if e.Disk != nil && n.DataDir != "" {
-			if err := e.Disk.Ready(ctx, c, n); err != nil {
-				return 0, fmt.Errorf("spawn %s: %w", n.Name, err)
-			}
+		if err := e.ReadyDisk(ctx, c, n); err != nil {
+			return 0, fmt.Errorf("spawn %s: %w", n.Name, err)
 		}
 		return e.Spawn(n.Argv, n.LogFile, c.Detached)
 	}
@@ -132,6 +130,18 @@ func (e *Env) SpawnNode(ctx context.Context, c *Cluster, n *Node) (int, error) {
 		return 0, fmt.Errorf("spawn: %w", err)
 	}
 	return h.Spawn(ctx, n.Argv, n.LogFile)
+}
+
+// ReadyDisk puts the disk layer under n's data directory when e has one
+// (Env.Disk) and n is a node of this machine with a data directory; it does
+// nothing otherwise. Launchers that spawn a node with a command line other
+// than its recorded Argv (or prepare its directory with other programs
+// first) call it before; SpawnNode calls it itself.
+func (e *Env) ReadyDisk(ctx context.Context, c *Cluster, n *Node) error {
+	if e.Disk == nil || n.Host != "" || n.DataDir == "" {
+		return nil
+	}
+	return e.Disk.Ready(ctx, c, n)
 }
 
 // DiskLayer is a file-system layer under nodes' data directories (the

@@ -545,11 +545,32 @@ func (t *Target) CheckOptionValues(opts map[string]string) error {
 	if err := diskfs.CheckOption(opts[diskfs.OptDisk]); err != nil {
 		return err
 	}
+	if err := t.CheckDiskLayer(opts); err != nil {
+		return err
+	}
 	if !ok || len(opts) == 0 {
 		return nil
 	}
 	if err := c.CheckOptions(launcher.OwnOptions(opts)); err != nil {
 		return fmt.Errorf("%s launcher: %w (see %s)", t.Kind, err, t.Docs)
+	}
+	return nil
+}
+
+// CheckDiskLayer says whether the nodes of this kind can run on the disk
+// faults' file-system layer when opts ask for it (diskfs.OptDisk): the
+// launcher must declare it (launcher.DiskLayered) and accept its options
+// on the layer. Nothing is started.
+func (t *Target) CheckDiskLayer(opts map[string]string) error {
+	if !diskfs.Wanted(opts) {
+		return nil
+	}
+	d, ok := t.Launcher.(launcher.DiskLayered)
+	if !ok {
+		return fmt.Errorf("option %s=%s: the %s launcher does not put its nodes' data directories on the disk layer, so disk faults and power-loss cannot run on it (see %s)", diskfs.OptDisk, diskfs.DiskFuse, t.Kind, t.Docs)
+	}
+	if err := d.CheckDiskLayer(launcher.OwnOptions(opts)); err != nil {
+		return fmt.Errorf("option %s=%s: %s launcher: %w (see %s)", diskfs.OptDisk, diskfs.DiskFuse, t.Kind, err, t.Docs)
 	}
 	return nil
 }

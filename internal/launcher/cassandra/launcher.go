@@ -275,7 +275,7 @@ func startAndJoin(ctx context.Context, env *launcher.Env, c *launcher.Cluster, i
 	if len(n.Argv) == 0 {
 		return fmt.Errorf("node %s has no recorded command line", n.Name)
 	}
-	pid, err := env.Spawn(n.Argv, n.LogFile, c.Detached)
+	pid, err := env.SpawnNode(ctx, c, n)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", n.Name, err)
 	}

@@ -311,7 +311,7 @@ func (Launcher) AddNodes(ctx context.Context, env *launcher.Env, c *launcher.Clu
 	}
 	for k := range plans {
 		n := &c.Nodes[base+k]
-		pid, err := env.Spawn(n.Argv, n.LogFile, c.Detached)
+		pid, err := env.SpawnNode(ctx, c, n)
 		if err != nil {
 			return fail(fmt.Errorf("starting %s: %w", n.Name, err))
 		}
@@ -404,7 +404,7 @@ func watchJoin(ctx context.Context, env *launcher.Env, c *launcher.Cluster, base
 				// machine): it never joined, so start it again, twice at most
 				if restarts[n.Name] < 2 && gossipFailed(n.LogFile) {
 					restarts[n.Name]++
-					pid, err := env.Spawn(n.Argv, n.LogFile, c.Detached)
+					pid, err := env.SpawnNode(ctx, c, n)
 					if err == nil {
 						n.PID = pid
 						opts.Report(launcher.ScaleNodeStarted, n.Name, fmt.Sprintf("pid %d, started again: its first gossip round got no answer in time", pid))

@@ -6,3 +6,7 @@ func (Launcher) CheckOptions(opts map[string]string) error {
 	_, err := parseOptions(opts)
 	return err
 }
+
+// CheckDiskLayer implements launcher.DiskLayered: every member's data
+// directory (WAL and backend) goes on the disk layer, with any options.
+func (Launcher) CheckDiskLayer(map[string]string) error { return nil }

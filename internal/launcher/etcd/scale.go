@@ -191,7 +191,7 @@ func (Launcher) addOne(ctx context.Context, env *launcher.Env, c *launcher.Clust
 		}
 		return "", fmt.Errorf("etcd: adding %s: %w", name, cause)
 	}
-	pid, err := env.Spawn(n.Argv, n.LogFile, c.Detached)
+	pid, err := env.SpawnNode(ctx, c, n)
 	if err != nil {
 		return undo(err)
 	}

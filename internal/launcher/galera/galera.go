@@ -129,7 +129,12 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 			stopAll(c)
 		}
 	}()
-	for _, p := range plans {
+	for i, p := range plans {
+		// with disk: fuse the node's whole directory (data, my.cnf, its
+		// socket and log) is on the disk layer from the start
+		if err := env.ReadyDisk(ctx, c, &c.Nodes[i]); err != nil {
+			return c, fmt.Errorf("galera: %s: %w", p.name, err)
+		}
 		if err := writeNode(cfg, p, plans); err != nil {
 			return c, fmt.Errorf("galera: %s: %w", p.name, err)
 		}
@@ -309,6 +314,9 @@ func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, cfg 
 		if err := markSafeToBootstrap(filepath.Join(n.DataDir, "data", "grastate.dat")); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
+	}
+	if err := env.ReadyDisk(ctx, c, n); err != nil {
+		return fmt.Errorf("starting %s: %w", n.Name, err)
 	}
 	pid, err := env.Spawn(spawnArgv(cfg, c.Detached, argv), n.LogFile, c.Detached)
 	if err != nil {

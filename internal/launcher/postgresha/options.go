@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,11 +34,22 @@ const (
 	// OptUser is the operating-system user every postgres and pg_autoctl
 	// process runs as; default postgres (PostgreSQL refuses to run as root).
 	OptUser = "postgres.os-user"
+	// OptSyncCommit is every data node's synchronous_commit: on (default,
+	// PostgreSQL's), off, local, remote_write or remote_apply.
+	OptSyncCommit = "postgres.synchronous-commit"
+	// OptSyncStandby says whether the standbys are synchronous: on
+	// (default, pg_auto_failover's: every standby is in the replication
+	// quorum and a commit waits for one of them) or off (standbys are
+	// created with --replication-quorum false: commits wait for none).
+	OptSyncStandby = "postgres.synchronous-standby"
 )
+
+// SyncCommitValues are synchronous_commit's values.
+var SyncCommitValues = []string{"on", "off", "local", "remote_write", "remote_apply"}
 
 // OptionNames returns every option key the launcher understands, sorted.
 func OptionNames() []string {
-	return []string{OptBinDir, OptHealthCheckPeriod, OptUser, OptAutoctl, OptTiming, OptUnhealthyTimeout}
+	return []string{OptBinDir, OptHealthCheckPeriod, OptUser, OptAutoctl, OptSyncCommit, OptSyncStandby, OptTiming, OptUnhealthyTimeout}
 }
 
 // Timing presets.
@@ -98,8 +110,12 @@ type config struct {
 	preset  string
 	timing  timing
 	osUser  string
-	uid     uint32
-	gid     uint32
+	// syncCommit is synchronous_commit, syncStandby whether standbys
+	// are in the replication quorum
+	syncCommit  string
+	syncStandby bool
+	uid         uint32
+	gid         uint32
 }
 
 // DefaultBinDir is where Debian's postgresql-15 installs its programs.
@@ -116,7 +132,7 @@ func msOption(k, v string, lo, hi int) (int, error) {
 // parseOptions validates opts and fills in defaults. It does not look at
 // the file system or the user database (see resolve).
 func parseOptions(opts map[string]string) (config, error) {
-	cfg := config{binDir: DefaultBinDir, preset: TimingFast, osUser: "postgres"}
+	cfg := config{binDir: DefaultBinDir, preset: TimingFast, osUser: "postgres", syncCommit: "on", syncStandby: true}
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)
@@ -149,6 +165,20 @@ func parseOptions(opts map[string]string) (config, error) {
 				err = fmt.Errorf("option %s=%q: want a user other than root (PostgreSQL refuses to run as root)", k, v)
 			}
 			cfg.osUser = v
+		case OptSyncCommit:
+			if !slices.Contains(SyncCommitValues, v) {
+				err = fmt.Errorf("option %s=%q: want %s", k, v, strings.Join(SyncCommitValues, ", "))
+			}
+			cfg.syncCommit = v
+		case OptSyncStandby:
+			switch v {
+			case "on", "true", "yes":
+				cfg.syncStandby = true
+			case "off", "false", "no":
+				cfg.syncStandby = false
+			default:
+				err = fmt.Errorf("option %s=%q: want on (standbys in the replication quorum) or off", k, v)
+			}
 		default:
 			err = fmt.Errorf("unknown option %q (postgres-ha knows: %s)", k, strings.Join(OptionNames(), ", "))
 		}
@@ -208,7 +238,16 @@ func (cfg config) options() map[string]string {
 		OptHealthCheckPeriod: strconv.Itoa(cfg.timing.healthCheckPeriod),
 		OptUnhealthyTimeout:  strconv.Itoa(cfg.timing.unhealthyTimeout),
 		OptUser:              cfg.osUser,
+		OptSyncCommit:        cfg.syncCommit,
+		OptSyncStandby:       onOff(cfg.syncStandby),
 	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // fromCluster reads back the options a cluster was started with.

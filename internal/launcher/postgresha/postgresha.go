@@ -240,6 +240,15 @@ func newCluster(spec launcher.Spec, dir string, temp bool, cfg config, plans []n
 	return c
 }
 
+// nodeOf returns c's node name, or a node without a data directory (on
+// which ReadyDisk does nothing) when c has none of that name.
+func nodeOf(c *launcher.Cluster, name string) *launcher.Node {
+	if n, err := c.Node(name); err == nil {
+		return n
+	}
+	return &launcher.Node{Name: name}
+}
+
 // monitorURI is the connection string keepers use for the monitor.
 func monitorURI(addr string) string {
 	return "postgres://autoctl_node@" + addr + "/pg_auto_failover?sslmode=disable"
@@ -293,6 +302,9 @@ func createMonitor(ctx context.Context, env *launcher.Env, c *launcher.Cluster, 
 	if err := makeNodeDirs(cfg, p.dir); err != nil {
 		return err
 	}
+	if err := env.ReadyDisk(ctx, c, nodeOf(c, p.name)); err != nil {
+		return err
+	}
 	envv := nodeEnv(cfg, p.dir)
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -327,14 +339,25 @@ func createDataNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster,
 	if err := makeNodeDirs(cfg, p.dir); err != nil {
 		return err
 	}
+	if err := env.ReadyDisk(ctx, c, nodeOf(c, p.name+KeeperSuffix)); err != nil {
+		return err
+	}
 	envv := nodeEnv(cfg, p.dir)
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	if err := runAs(cctx, cfg, p.wrap, envv, p.logFile, cfg.autoctl, "create", "postgres",
 		"--pgdata", p.pgdata(), "--pgport", strconv.Itoa(p.port), "--listen", p.host, "--hostname", p.host,
 		"--name", p.name, "--monitor", monitor, "--dbname", Database,
-		"--pgctl", filepath.Join(cfg.binDir, "pg_ctl"), "--auth", "trust", "--no-ssl"); err != nil {
+		"--pgctl", filepath.Join(cfg.binDir, "pg_ctl"), "--auth", "trust", "--no-ssl",
+		"--replication-quorum", strconv.FormatBool(cfg.syncStandby)); err != nil {
 		return err
+	}
+	// synchronous_commit after pg_autoctl's include, so that it wins; a
+	// standby whose base backup is still to come gets the primary's file
+	if _, err := os.Stat(filepath.Join(p.pgdata(), "postgresql.conf")); err == nil {
+		if err := appendConf(cfg, p.pgdata(), [][2]string{{"synchronous_commit", cfg.syncCommit}}); err != nil {
+			return fmt.Errorf("postgresql.conf: %w", err)
+		}
 	}
 	for _, s := range cfg.timing.keeperSettings() {
 		if err := runAs(cctx, cfg, p.wrap, envv, p.logFile, cfg.autoctl, "config", "set", "--pgdata", p.pgdata(), s[0], s[1]); err != nil {
@@ -370,6 +393,9 @@ func startKeeper(ctx context.Context, env *launcher.Env, c *launcher.Cluster, cf
 	// pg_autoctl refuses to start over a pid file of a pg_autoctl that was
 	// killed with its namespace; the pid in it means nothing outside.
 	_ = os.Remove(filepath.Join(n.DataDir, "xdg", "run", "pg_autoctl", strings.TrimPrefix(pgdata, "/"), "pg_autoctl.pid"))
+	if err := env.ReadyDisk(ctx, c, n); err != nil {
+		return fmt.Errorf("starting %s: %w", n.Name, err)
+	}
 	wrap, _ := launcher.SplitWrapper(n.Argv)
 	pid, err := env.Spawn(keeperArgv(cfg, wrap, n.DataDir, pgdata), n.LogFile, c.Detached)
 	if err != nil {

@@ -13,3 +13,12 @@ func (StandaloneLauncher) CheckOptions(opts map[string]string) error {
 	_, err := parseValues(opts)
 	return err
 }
+
+// CheckDiskLayer implements launcher.DiskLayered: every node's data
+// directory (its AOF, and nodes.conf of a cluster node) goes on the disk
+// layer, with any options.
+func (ClusterLauncher) CheckDiskLayer(map[string]string) error { return nil }
+
+// CheckDiskLayer implements launcher.DiskLayered: every node's data
+// directory (its AOF) goes on the disk layer, with any options.
+func (StandaloneLauncher) CheckDiskLayer(map[string]string) error { return nil }

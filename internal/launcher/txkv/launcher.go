@@ -151,7 +151,10 @@ func (l Launcher) Up(ctx context.Context, env *launcher.Env, spec launcher.Spec)
 	}
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		pid, err := env.Spawn(n.Argv, n.LogFile, c.Detached)
+		// with disk: fuse the coordinator's directory (its recovery log)
+		// and the storage the servers share (WALs, region files) go on
+		// the disk layer first; the servers share the storage's layer
+		pid, err := env.SpawnNode(ctx, c, n)
 		if err != nil {
 			return c, fmt.Errorf("txkv cluster: starting %s: %w", n.Name, err)
 		}

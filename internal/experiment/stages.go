@@ -451,6 +451,9 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	}
 	// the driver exists now: env.json gets the client settings it used
 	r.env.ClientSettings = clientSettings(prep)
+	if r.cluster != nil {
+		r.env.TargetOptions = r.cluster.Options
+	}
 	if err := rundir.WriteJSON(r.run.Path("env.json"), r.env); err != nil {
 		prep.Close()
 		return err

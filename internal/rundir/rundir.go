@@ -105,6 +105,11 @@ type Env struct {
 	// requirement) with their effective values, defaults included, by
 	// property key (docs/output.md; each target's in docs/targets-*.md).
 	ClientSettings map[string]string `json:"client_settings,omitempty"`
+	// TargetOptions are the launcher options of the cluster faultbench
+	// started, as the launcher resolved and recorded them (defaults
+	// included): its durability settings (redis.appendfsync,
+	// postgres.synchronous-commit, ...) and the disk layer (disk: fuse).
+	TargetOptions map[string]string `json:"target_options,omitempty"`
 }
 
 // ClientGroupsProcesses is Env.ClientGroups of a run whose client groups

@@ -5,7 +5,7 @@
 # scenario (scenarios/durability-TARGET.yaml: the nodes' data directories on
 # the disk layer, an insert-heavy closed-loop load, `power-loss` at 12 s,
 # `start` 2 s later, 30-40 s measured, the per-operation lost-write check)
-# with the setting given by --set and the victim by --set schedule.0.node.
+# with the setting given by --set and the victim by --set schedule.1.node.
 # Columns: lost = acknowledged writes the per-operation check found lost
 # (checks.lost-writes anomaly_counts.lost-write) of all acknowledged writes
 # (lost_writes.acked_writes); final-state = lost_writes.lost_acked_writes +
@@ -96,7 +96,7 @@ for t in $TARGETS; do
       name="dur$cell"
       echo "[$cell] $t, $label, power loss of $vlabel ..." >&2
       row="| $t | $label | $vlabel |"
-      if "$BIN" scenario "scenarios/durability-$t.yaml" "${sets[@]}" --set "schedule.0.node=$sel" \
+      if "$BIN" scenario "scenarios/durability-$t.yaml" "${sets[@]}" --set "schedule.1.node=$sel" \
         --runs "$WORK/runs/$name" --state-dir "$WORK/state" >"$WORK/$name.out" 2>&1; then :; fi
       dir=$(ls -d "$WORK"/runs/"$name"/*/ 2>/dev/null | tail -1 || true)
       dir=${dir%/}

@@ -19,17 +19,23 @@ import (
 	"github.com/faultbench/faultbench/internal/launcher"
 	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
 	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/targets"
 	"github.com/faultbench/faultbench/internal/workload"
 )
 
-// TestMain lets the test binary stand in for faultbench: the etcd launcher
-// spawns `<self> node etcd ...`, the disk layer `<self> diskfs serve ...`.
+// TestMain lets the test binary stand in for faultbench: the etcd and txkv
+// launchers spawn `<self> node KIND ...` (any target's node command), the
+// disk layer `<self> diskfs serve ...`.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && (os.Args[1] == "node" && os.Args[2] == "etcd" || os.Args[1] == diskfs.ServeCommand && os.Args[2] == "serve") {
+	var nodeCmd func(context.Context, []string) error
+	if len(os.Args) > 2 && os.Args[1] == "node" {
+		nodeCmd, _ = targets.Builtin().NodeCommand(os.Args[2])
+	}
+	if nodeCmd != nil || len(os.Args) > 2 && os.Args[1] == diskfs.ServeCommand && os.Args[2] == "serve" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		var err error
-		if os.Args[1] == "node" {
-			err = etcdlauncher.RunNode(ctx, os.Args[3:])
+		if nodeCmd != nil {
+			err = nodeCmd(ctx, os.Args[3:])
 		} else {
 			o := diskfs.ServeOptions{}
 			var data string

@@ -26,6 +26,7 @@ const (
 	ActionDiskFull  Action = "disk-full"  // ENOSPC on writes and new files
 	ActionDiskStall Action = "disk-stall" // every operation blocks until healed
 	ActionDiskHeal  Action = "disk-heal"  // remove the disk faults of the nodes
+	ActionDiskSync  Action = "disk-sync"  // make everything written so far durable
 )
 
 // registerDisk adds the disk kinds' constructors to r.
@@ -40,6 +41,7 @@ func registerDisk(r *Registry) {
 		return &diskFault{action: ActionDiskStall, name: diskfs.FaultStall, faults: diskfs.Faults{Stall: true}}
 	}
 	r.m[ActionDiskHeal] = func() Fault { return &diskHealFault{} }
+	r.m[ActionDiskSync] = func() Fault { return &diskSyncFault{} }
 }
 
 // diskLayout returns the layer of node name, or why it has none.
@@ -204,6 +206,32 @@ func (*diskHealFault) WaitEffective(ctx context.Context, t *Cluster, nodes []str
 		return err
 	})
 }
+
+// diskSyncFault makes every write and name change the nodes made so far
+// durable on their layers (the layer's sync), as the kernel's writeback
+// and the file system's journal commits would in time: a power loss after
+// it takes only what was written since. Nothing to undo.
+type diskSyncFault struct {
+	noLifecycle
+	noUndo
+}
+
+func (*diskSyncFault) Name() Action { return ActionDiskSync }
+
+func (*diskSyncFault) Inject(ctx context.Context, t *Cluster, nodes []string) error {
+	return forEach(nodes, func(name string) error {
+		if l, err := diskLayout(t, name); err == nil {
+			// pages of shared writable mmaps reach the layer first
+			fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_ = diskfs.Flush(fctx, l.Data)
+			cancel()
+		}
+		_, err := diskCall(ctx, t, name, diskfs.Request{Op: diskfs.CtlSync})
+		return err
+	})
+}
+
+func (*diskSyncFault) WaitEffective(context.Context, *Cluster, []string) error { return nil }
 
 // powerLossFault kills the node's processes (its whole process group)
 // with SIGKILL and, once they are gone, has the layer drop every write
@@ -426,7 +454,7 @@ func healDisks(ctx context.Context, t *Cluster, label string) error {
 // isDiskAction reports whether a acts through the disk layer.
 func isDiskAction(a Action) bool {
 	switch a {
-	case ActionPowerLoss, ActionDiskDelay, ActionDiskError, ActionDiskFull, ActionDiskStall, ActionDiskHeal:
+	case ActionPowerLoss, ActionDiskDelay, ActionDiskError, ActionDiskFull, ActionDiskStall, ActionDiskHeal, ActionDiskSync:
 		return true
 	}
 	return false

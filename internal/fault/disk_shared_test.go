@@ -12,8 +12,8 @@ import (
 	"github.com/faultbench/faultbench/internal/launcher"
 )
 
-// startProc starts argv and kills it when the test ends.
-func startProc(t *testing.T, argv ...string) int {
+// sharedLayerProc starts argv and kills it when the test ends.
+func sharedLayerProc(t *testing.T, argv ...string) int {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if err := cmd.Start(); err != nil {
@@ -26,8 +26,8 @@ func startProc(t *testing.T, argv ...string) int {
 	return cmd.Process.Pid
 }
 
-// childOf waits for the first child of pid (from /proc) and returns it.
-func childOf(t *testing.T, pid int) int {
+// sharedLayerChild waits for the first child of pid (from /proc) and returns it.
+func sharedLayerChild(t *testing.T, pid int) int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -49,10 +49,10 @@ func childOf(t *testing.T, pid int) int {
 // unless that node's process descends from a selected one (postgres-ha's
 // nK under nK-keeper); selecting every node on the directory is accepted.
 func TestCheckSharedLayers(t *testing.T) {
-	s1 := startProc(t, "sleep", "60")
-	s2 := startProc(t, "sleep", "60")
-	keeper := startProc(t, "sh", "-c", "sleep 60 & wait")
-	server := childOf(t, keeper)
+	s1 := sharedLayerProc(t, "sleep", "60")
+	s2 := sharedLayerProc(t, "sleep", "60")
+	keeper := sharedLayerProc(t, "sh", "-c", "sleep 60 & wait")
+	server := sharedLayerChild(t, keeper)
 	mk := func(s2pid int) *Cluster {
 		return &Cluster{Cluster: &launcher.Cluster{Kind: "x", Name: "x", Nodes: []launcher.Node{
 			{Name: "s1", PID: s1, DataDir: "/d/storage"},

@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/faultbench/faultbench/internal/outcome"
@@ -93,8 +94,13 @@ func (d Dialect) addColumn(table, f string) string {
 	return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + f + " " + typ
 }
 
-// open returns a database handle for cfg.
-func (d Dialect) open(cfg config) (*sql.DB, error) {
+// open returns a database handle for cfg and, for PostgreSQL, a pgx pool
+// beside it: the YCSB operations use the pool directly (no database/sql
+// layer: its per-query goroutine and argument conversions), DDL and SQL
+// transactions the *sql.DB (pgx's database/sql driver, as before). Both
+// connect lazily, so a run of one kind opens the other's connections only
+// for its DDL.
+func (d Dialect) open(cfg config) (*sql.DB, *pgxpool.Pool, error) {
 	if d == Postgres {
 		u := url.URL{Scheme: "postgres", User: url.UserPassword(cfg.user, cfg.password),
 			Host: strings.Join(cfg.hosts, ","), Path: "/" + cfg.db}
@@ -108,11 +114,20 @@ func (d Dialect) open(cfg config) (*sql.DB, error) {
 		// one that takes writes (the primary)
 		q.Set("target_session_attrs", "read-write")
 		u.RawQuery = q.Encode()
-		pc, err := pgx.ParseConfig(u.String())
+		cc, err := pgx.ParseConfig(u.String())
 		if err != nil {
-			return nil, fmt.Errorf("postgres connection string: %w", err)
+			return nil, nil, fmt.Errorf("postgres connection string: %w", err)
 		}
-		return stdlib.OpenDB(*pc), nil
+		pc, err := pgxpool.ParseConfig(u.String())
+		if err != nil {
+			return nil, nil, fmt.Errorf("postgres connection string: %w", err)
+		}
+		pc.MaxConns = int32(cfg.poolSize)
+		pool, err := pgxpool.NewWithConfig(context.Background(), pc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("postgres pool: %w", err)
+		}
+		return stdlib.OpenDB(*cc), pool, nil
 	}
 	var conns []driver.Connector
 	for _, h := range cfg.hosts {
@@ -127,11 +142,11 @@ func (d Dialect) open(cfg config) (*sql.DB, error) {
 		mc.InterpolateParams = true
 		c, err := mysql.NewConnector(mc)
 		if err != nil {
-			return nil, fmt.Errorf("galera connection for %s: %w", h, err)
+			return nil, nil, fmt.Errorf("galera connection for %s: %w", h, err)
 		}
 		conns = append(conns, c)
 	}
-	return sql.OpenDB(&firstLive{conns: conns}), nil
+	return sql.OpenDB(&firstLive{conns: conns}), nil, nil
 }
 
 // firstLive connects to the first node of a list that accepts a

@@ -6,8 +6,15 @@
 // Records live in YCSB's JDBC binding table shape: one table per YCSB
 // table (usertable), key column YCSB_KEY VARCHAR(255) PRIMARY KEY and one
 // column per field (FIELD0..FIELDn-1, binary), created if missing. Every
-// statement is prepared once and reused (database/sql prepares it again on
-// each new connection).
+// statement is prepared once per connection and reused, and its text is
+// built once per operation kind, table and field list (the cache is
+// dropped when a column is added). On PostgreSQL the YCSB operations go to
+// pgx's pool directly (prepared and described once per connection by
+// pgx's statement cache; a record is read from the row's raw bytes into
+// one buffer), without database/sql, which started a goroutine for every
+// query's rows and converted every argument; DDL and SQL transactions use
+// database/sql (pgx's stdlib driver) beside it. On MariaDB every statement
+// is a database/sql prepared statement.
 //
 // Reconnection after a failover: PostgreSQL connections use libpq's
 // multi-host form with target_session_attrs=read-write, so a new
@@ -28,9 +35,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/faultbench/faultbench/internal/driver"
 	"github.com/faultbench/faultbench/internal/outcome"
@@ -44,6 +55,7 @@ const keyColumn = "ycsb_key"
 type Driver struct {
 	d      Dialect
 	db     *sql.DB
+	pool   *pgxpool.Pool // PostgreSQL: the pool the YCSB operations use (db: DDL and SQL transactions)
 	cfg    config
 	fields []string // every field column, in order
 
@@ -56,6 +68,55 @@ type Driver struct {
 	alterMu sync.Mutex // one ALTER TABLE at a time from this driver
 
 	rewritten sync.Map // SQL transactions' statements: ? form -> $n form (PostgreSQL)
+
+	texts   sync.Map      // opKey -> *opText: the statement of each operation kind, table and fields
+	columns atomic.Uint64 // bumped when a table's columns change: every cached text is rebuilt
+}
+
+// opKey names the statement of one operation kind on one table with one
+// field list (the names joined by ",", "" for every column).
+type opKey struct {
+	op     byte // 'r' read, 's' scan, 'u' update, 'i' insert, 'd' delete
+	table  string
+	fields string
+}
+
+// opText is a cached statement text, valid while the driver's column
+// generation is still gen, for n fields (with the count, a list whose
+// names hold commas, never valid, cannot match a valid list's key).
+type opText struct {
+	query string
+	gen   uint64
+	n     int
+}
+
+// text returns the statement for k, built by build after the fields were
+// checked and the table and its columns ensured; a cached text skips all
+// of that (columns only ever get added, and an addition drops the cache).
+func (drv *Driver) text(ctx context.Context, k opKey, fields []string, build func() string) (string, error) {
+	if v, ok := drv.texts.Load(k); ok {
+		if t := v.(*opText); t.gen == drv.columns.Load() && t.n == len(fields) {
+			return t.query, nil
+		}
+	}
+	if err := drv.checkFields(fields); err != nil {
+		return "", err
+	}
+	if err := drv.ensureColumns(ctx, k.table, fields); err != nil {
+		return "", err
+	}
+	gen := drv.columns.Load() // before build: a column added meanwhile makes this entry stale
+	q := build()
+	drv.texts.Store(k, &opText{query: q, gen: gen, n: len(fields)})
+	return q, nil
+}
+
+// fieldsKey is the fields part of an opKey.
+func fieldsKey(fs []string) string {
+	if len(fs) == 1 {
+		return fs[0]
+	}
+	return strings.Join(fs, ",")
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -78,13 +139,13 @@ func open(ctx context.Context, d Dialect, p *properties.Properties) (*Driver, er
 	if err != nil {
 		return nil, err
 	}
-	db, err := d.open(cfg)
+	db, pool, err := d.open(cfg)
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(cfg.poolSize)
 	db.SetMaxIdleConns(cfg.poolSize)
-	drv := &Driver{d: d, db: db, cfg: cfg, stmts: map[string]*sql.Stmt{}, tables: map[string]bool{}, cols: map[string]bool{}, extra: map[string][]string{}}
+	drv := &Driver{d: d, db: db, pool: pool, cfg: cfg, stmts: map[string]*sql.Stmt{}, tables: map[string]bool{}, cols: map[string]bool{}, extra: map[string][]string{}}
 	for i := range cfg.fieldCount {
 		drv.fields = append(drv.fields, cfg.fieldPrefix+strconv.Itoa(i))
 	}
@@ -92,6 +153,9 @@ func open(ctx context.Context, d Dialect, p *properties.Properties) (*Driver, er
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
 		db.Close()
+		if pool != nil {
+			pool.Close()
+		}
 		return nil, outcome.Classified(outcome.Unavailable, "connect",
 			fmt.Errorf("%s at %s: %w", d.name(), strings.Join(cfg.hosts, ","), err))
 	}
@@ -111,6 +175,9 @@ func (drv *Driver) fail(op string, write bool, err error) error {
 	}
 	class, stale := drv.d.classify(err, write)
 	if stale {
+		if drv.pool != nil {
+			drv.pool.Reset() // closes the idle connections now, the others when released
+		}
 		drv.db.SetMaxIdleConns(0) // closes the idle connections now
 		drv.db.SetMaxIdleConns(drv.cfg.poolSize)
 	}
@@ -161,6 +228,7 @@ func (drv *Driver) ensureTable(ctx context.Context, table string) error {
 	}
 	sort.Strings(drv.extra[table])
 	drv.mu.Unlock()
+	drv.columns.Add(1)
 	return nil
 }
 
@@ -236,6 +304,7 @@ func (drv *Driver) addColumn(ctx context.Context, table, f string) error {
 	drv.extra[table] = append(drv.extra[table], f)
 	sort.Strings(drv.extra[table])
 	drv.mu.Unlock()
+	drv.columns.Add(1)
 	return nil
 }
 
@@ -327,13 +396,34 @@ func sortedFields(values map[string][]byte) ([]string, error) {
 // Read implements driver.Driver. Fields never written (NULL) are left
 // out of the record; fields nil reads every column.
 func (drv *Driver) Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
-	if err := drv.checkFields(fields); err != nil {
+	q, err := drv.text(ctx, opKey{'r', table, fieldsKey(fields)}, fields, func() string {
+		return "SELECT " + drv.selectList(table, fields) + " FROM " + table + " WHERE " + keyColumn + " = " + drv.d.placeholder(1)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := drv.ensureColumns(ctx, table, fields); err != nil {
-		return nil, err
+	if drv.pool != nil {
+		rows, err := drv.pool.Query(ctx, q, key)
+		if err != nil {
+			return nil, drv.fail("read", false, err)
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return nil, drv.fail("read", false, err)
+			}
+			return nil, outcome.Classified(outcome.NotFound, "read", fmt.Errorf("key %q: %w", key, outcome.ErrNotFound))
+		}
+		rec, err := pgRecord(rows)
+		if err != nil {
+			return nil, drv.fail("read", false, err)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, drv.fail("read", false, err)
+		}
+		return rec, nil
 	}
-	q := "SELECT " + drv.selectList(table, fields) + " FROM " + table + " WHERE " + keyColumn + " = " + drv.d.placeholder(1)
 	s, err := drv.stmt(ctx, table, q)
 	if err != nil {
 		return nil, err
@@ -360,16 +450,92 @@ func (drv *Driver) Read(ctx context.Context, table, key string, fields []string)
 	return rec, nil
 }
 
+// pgRecord reads the current row of a pgx result into a record (every
+// column but the key; NULL columns left out), copying the row's raw bytes
+// into one buffer: bytea in binary format and text columns are their
+// bytes. A column of another type or format takes pgRecordValues's path.
+func pgRecord(rows pgx.Rows) (map[string][]byte, error) {
+	fds := rows.FieldDescriptions()
+	raw := rows.RawValues()
+	n := 0
+	for i, fd := range fds {
+		switch {
+		case fd.DataTypeOID == pgtype.ByteaOID && fd.Format == pgx.BinaryFormatCode,
+			fd.DataTypeOID == pgtype.VarcharOID, fd.DataTypeOID == pgtype.TextOID, fd.DataTypeOID == pgtype.BPCharOID:
+			n += len(raw[i])
+		default:
+			return pgRecordValues(rows)
+		}
+	}
+	buf := make([]byte, 0, n)
+	rec := make(map[string][]byte, len(fds))
+	for i, fd := range fds {
+		if raw[i] == nil || strings.EqualFold(fd.Name, keyColumn) {
+			continue
+		}
+		start := len(buf)
+		buf = append(buf, raw[i]...)
+		rec[strings.ToLower(fd.Name)] = buf[start:len(buf):len(buf)]
+	}
+	return rec, nil
+}
+
+// pgRecordValues is pgRecord for columns of other types: their decoded
+// values, byte strings as they are, others in their text form (as
+// database/sql's conversion into []byte gave them).
+func pgRecordValues(rows pgx.Rows) (map[string][]byte, error) {
+	vals, err := rows.Values()
+	if err != nil {
+		return nil, err
+	}
+	fds := rows.FieldDescriptions()
+	rec := make(map[string][]byte, len(fds))
+	for i, fd := range fds {
+		if vals[i] == nil || strings.EqualFold(fd.Name, keyColumn) {
+			continue
+		}
+		var b []byte
+		switch v := vals[i].(type) {
+		case []byte:
+			b = v
+		case string:
+			b = []byte(v)
+		default:
+			b = fmt.Append(nil, v)
+		}
+		rec[strings.ToLower(fd.Name)] = b
+	}
+	return rec, nil
+}
+
 // Scan implements driver.Driver.
 func (drv *Driver) Scan(ctx context.Context, table, startKey string, count int, fields []string) ([]map[string][]byte, error) {
-	if err := drv.checkFields(fields); err != nil {
+	q, err := drv.text(ctx, opKey{'s', table, fieldsKey(fields)}, fields, func() string {
+		return "SELECT " + drv.selectList(table, fields) + " FROM " + table + " WHERE " + keyColumn + " >= " +
+			drv.d.placeholder(1) + " ORDER BY " + keyColumn + " LIMIT " + drv.d.placeholder(2)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := drv.ensureColumns(ctx, table, fields); err != nil {
-		return nil, err
+	var out []map[string][]byte
+	if drv.pool != nil {
+		rows, err := drv.pool.Query(ctx, q, startKey, count)
+		if err != nil {
+			return nil, drv.fail("scan", false, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			rec, err := pgRecord(rows)
+			if err != nil {
+				return nil, drv.fail("scan", false, err)
+			}
+			out = append(out, rec)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, drv.fail("scan", false, err)
+		}
+		return out, nil
 	}
-	q := "SELECT " + drv.selectList(table, fields) + " FROM " + table + " WHERE " + keyColumn + " >= " +
-		drv.d.placeholder(1) + " ORDER BY " + keyColumn + " LIMIT " + drv.d.placeholder(2)
 	s, err := drv.stmt(ctx, table, q)
 	if err != nil {
 		return nil, err
@@ -383,7 +549,6 @@ func (drv *Driver) Scan(ctx context.Context, table, startKey string, count int, 
 	if err != nil {
 		return nil, drv.fail("scan", false, err)
 	}
-	var out []map[string][]byte
 	for rows.Next() {
 		_, rec, err := scanRecord(rows, cols)
 		if err != nil {
@@ -397,6 +562,31 @@ func (drv *Driver) Scan(ctx context.Context, table, startKey string, count int, 
 	return out, nil
 }
 
+// exec runs a write statement q on table and returns the rows it
+// affected (-1 when the server did not say).
+func (drv *Driver) exec(ctx context.Context, op, table, q string, args ...any) (int64, error) {
+	if drv.pool != nil {
+		tag, err := drv.pool.Exec(ctx, q, args...)
+		if err != nil {
+			return 0, drv.fail(op, true, err)
+		}
+		return tag.RowsAffected(), nil
+	}
+	s, err := drv.stmt(ctx, table, q)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, drv.fail(op, true, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return -1, nil // not reported: taken as found
+	}
+	return n, nil
+}
+
 // Update implements driver.Driver. Updating a missing key fails with
 // outcome.ErrNotFound.
 func (drv *Driver) Update(ctx context.Context, table, key string, values map[string][]byte) error {
@@ -407,26 +597,26 @@ func (drv *Driver) Update(ctx context.Context, table, key string, values map[str
 	if len(fs) == 0 {
 		return nil
 	}
-	set := make([]string, len(fs))
-	args := make([]any, 0, len(fs)+1)
+	q, err := drv.text(ctx, opKey{'u', table, fieldsKey(fs)}, fs, func() string {
+		set := make([]string, len(fs))
+		for i, f := range fs {
+			set[i] = f + " = " + drv.d.placeholder(i+1)
+		}
+		return "UPDATE " + table + " SET " + strings.Join(set, ", ") + " WHERE " + keyColumn + " = " + drv.d.placeholder(len(fs)+1)
+	})
+	if err != nil {
+		return err
+	}
+	args := make([]any, len(fs)+1)
 	for i, f := range fs {
-		set[i] = f + " = " + drv.d.placeholder(i+1)
-		args = append(args, values[f])
+		args[i] = values[f]
 	}
-	args = append(args, key)
-	if err := drv.ensureColumns(ctx, table, fs); err != nil {
-		return err
-	}
-	q := "UPDATE " + table + " SET " + strings.Join(set, ", ") + " WHERE " + keyColumn + " = " + drv.d.placeholder(len(fs)+1)
-	s, err := drv.stmt(ctx, table, q)
+	args[len(fs)] = key
+	n, err := drv.exec(ctx, "update", table, q, args...)
 	if err != nil {
 		return err
 	}
-	res, err := s.ExecContext(ctx, args...)
-	if err != nil {
-		return drv.fail("update", true, err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
+	if n == 0 {
 		return outcome.Classified(outcome.NotFound, "update", fmt.Errorf("key %q: %w", key, outcome.ErrNotFound))
 	}
 	return nil
@@ -438,37 +628,35 @@ func (drv *Driver) Insert(ctx context.Context, table, key string, values map[str
 	if err != nil {
 		return err
 	}
-	ph := []string{drv.d.placeholder(1)}
-	args := []any{key}
-	for i, f := range fs {
-		ph = append(ph, drv.d.placeholder(i+2))
-		args = append(args, values[f])
-	}
-	if err := drv.ensureColumns(ctx, table, fs); err != nil {
-		return err
-	}
-	q := "INSERT INTO " + table + " (" + strings.Join(append([]string{keyColumn}, fs...), ", ") + ") VALUES (" + strings.Join(ph, ", ") + ")"
-	s, err := drv.stmt(ctx, table, q)
+	q, err := drv.text(ctx, opKey{'i', table, fieldsKey(fs)}, fs, func() string {
+		ph := []string{drv.d.placeholder(1)}
+		for i := range fs {
+			ph = append(ph, drv.d.placeholder(i+2))
+		}
+		return "INSERT INTO " + table + " (" + strings.Join(append([]string{keyColumn}, fs...), ", ") + ") VALUES (" + strings.Join(ph, ", ") + ")"
+	})
 	if err != nil {
 		return err
 	}
-	if _, err := s.ExecContext(ctx, args...); err != nil {
-		return drv.fail("insert", true, err)
+	args := make([]any, len(fs)+1)
+	args[0] = key
+	for i, f := range fs {
+		args[i+1] = values[f]
 	}
-	return nil
+	_, err = drv.exec(ctx, "insert", table, q, args...)
+	return err
 }
 
 // Delete implements driver.Driver.
 func (drv *Driver) Delete(ctx context.Context, table, key string) error {
-	q := "DELETE FROM " + table + " WHERE " + keyColumn + " = " + drv.d.placeholder(1)
-	s, err := drv.stmt(ctx, table, q)
+	q, err := drv.text(ctx, opKey{'d', table, ""}, nil, func() string {
+		return "DELETE FROM " + table + " WHERE " + keyColumn + " = " + drv.d.placeholder(1)
+	})
 	if err != nil {
 		return err
 	}
-	if _, err := s.ExecContext(ctx, key); err != nil {
-		return drv.fail("delete", true, err)
-	}
-	return nil
+	_, err = drv.exec(ctx, "delete", table, q, key)
+	return err
 }
 
 // Close implements driver.Driver.
@@ -479,5 +667,9 @@ func (drv *Driver) Close() error {
 	}
 	drv.stmts = map[string]*sql.Stmt{}
 	drv.mu.Unlock()
-	return drv.db.Close()
+	err := drv.db.Close()
+	if drv.pool != nil {
+		drv.pool.Close()
+	}
+	return err
 }

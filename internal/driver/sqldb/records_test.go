@@ -6,24 +6,43 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/faultbench/faultbench/internal/launcher/galera"
 	"github.com/faultbench/faultbench/internal/launcher/postgresha"
 	"github.com/faultbench/faultbench/internal/outcome"
 )
 
-// TestPostgresRecords checks the YCSB operations' results on PostgreSQL
-// (the pgx path): a read returns exactly the written fields (no key, NULL
+// TestRecords checks the YCSB operations' results on PostgreSQL (the pgx
+// path) and MariaDB (database/sql): a read returns exactly the written fields (no key, NULL
 // fields left out), updates change one field, a missing key is NotFound,
 // a scan returns records in key order, a delete removes the record, and a
 // field added later is read back by a read of every field (the cached
 // statement is rebuilt).
-func TestPostgresRecords(t *testing.T) {
-	c := upOrSkip(t, postgresha.Launcher{}, 1)
-	d, err := NewPostgres(context.Background(), props("postgres.hosts", strings.Join(postgresha.Endpoints(c), ","), "fieldcount", "3"))
-	if err != nil {
-		t.Fatal(err)
+func TestRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		up   func(t *testing.T) (*Driver, error)
+	}{
+		{"postgres", func(t *testing.T) (*Driver, error) {
+			c := upOrSkip(t, postgresha.Launcher{}, 1)
+			return open(context.Background(), Postgres, props("postgres.hosts", strings.Join(postgresha.Endpoints(c), ","), "fieldcount", "3"))
+		}},
+		{"mariadb", func(t *testing.T) (*Driver, error) {
+			c := upOrSkip(t, galera.Launcher{}, 1)
+			return open(context.Background(), Galera, props("galera.hosts", strings.Join(c.Endpoints(), ","), "fieldcount", "3"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			drv, err := tc.up(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer drv.Close()
+			testRecords(t, drv)
+		})
 	}
-	drv := d.(*Driver)
-	defer drv.Close()
+}
+
+func testRecords(t *testing.T, drv *Driver) {
 	ctx := context.Background()
 	const tbl = "recordtable"
 	want := func(t *testing.T, got map[string][]byte, w map[string]string) {

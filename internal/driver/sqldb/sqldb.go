@@ -309,9 +309,11 @@ func (drv *Driver) addColumn(ctx context.Context, table, f string) error {
 }
 
 // scanRecord reads the current row of rows into a record: every column
-// but the key, NULL columns (fields never written) left out.
+// but the key, NULL columns (fields never written) left out. The columns
+// are scanned as the driver's own bytes (sql.RawBytes) and copied into one
+// buffer, not one slice per column.
 func scanRecord(rows *sql.Rows, cols []string) (key string, rec map[string][]byte, err error) {
-	vals := make([][]byte, len(cols))
+	vals := make([]sql.RawBytes, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -319,13 +321,20 @@ func scanRecord(rows *sql.Rows, cols []string) (key string, rec map[string][]byt
 	if err := rows.Scan(ptrs...); err != nil {
 		return "", nil, err
 	}
+	n := 0
+	for _, v := range vals {
+		n += len(v)
+	}
+	buf := make([]byte, 0, n)
 	rec = make(map[string][]byte, len(cols))
 	for i, c := range cols {
 		switch {
 		case strings.EqualFold(c, keyColumn):
 			key = string(vals[i])
 		case vals[i] != nil:
-			rec[strings.ToLower(c)] = vals[i]
+			start := len(buf)
+			buf = append(buf, vals[i]...)
+			rec[strings.ToLower(c)] = buf[start:len(buf):len(buf)]
 		}
 	}
 	return key, rec, nil

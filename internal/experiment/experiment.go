@@ -29,6 +29,7 @@ import (
 	"github.com/faultbench/faultbench/internal/launcher"
 	"github.com/faultbench/faultbench/internal/live"
 	"github.com/faultbench/faultbench/internal/measure"
+	"github.com/faultbench/faultbench/internal/metastable"
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
 	"github.com/faultbench/faultbench/internal/report"
@@ -111,7 +112,10 @@ func (s *Spec) Validate() error {
 // Settings are the run-level properties faultbench reads (beyond the
 // workload's and the driver's), resolved and validated.
 type Settings struct {
-	Runner         runner.Config
+	Runner runner.Config
+	// Metastable are the metastability verdict's parameters when the run
+	// phase is judged (metastable=true or a load spike); nil: not judged.
+	Metastable *metastable.Params
 	Window         time.Duration
 	Basis          report.LatencyBasis
 	StatusInterval time.Duration
@@ -205,6 +209,8 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	readHistorySettings(p, &s, &errs)
 	retry, spike, err := runner.ReadClient(p)
 	get(err)
+	msp, judge, err := metastable.ReadParams(p, spike.Enabled())
+	get(err)
 	if s.Window < 10*time.Millisecond || s.Window > time.Hour {
 		errs = append(errs, p.Error("measurement.window", "must be between 10ms and 1h"))
 	}
@@ -253,6 +259,9 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 			return s, p.Error("runner.retry", "a program workload retries on its own terms; the runner's retry policies apply to CoreWorkload operations")
 		}
 		s.Runner.Retry, s.Runner.Spike = retry, spike
+		if judge {
+			s.Metastable = &msp
+		}
 	}
 	if err := s.Runner.Validate(); err != nil {
 		return s, err

@@ -663,6 +663,7 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 		r.sum.LostWrites.ByPhase(r.outcome.Result.Start, rep.Phases)
 	}
 	r.sum.Analysis = rep
+	r.judgeMetastable()
 	r.sum.PeakRSSBytes = PeakRSS()
 	if err := rundir.WriteJSON(r.run.Path("summary.json"), r.sum); err != nil {
 		return err

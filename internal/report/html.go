@@ -218,7 +218,8 @@ type page struct {
 	Elasticity                  table
 	ElasticityNotes             []string
 	Lost                        *lostView
-	Verdicts                    []verdictView // the checkers' verdicts over the history, one section each
+	Verdicts                    []verdictView   // the checkers' verdicts over the history, one section each
+	Metastable                  *metastableView // the metastability verdict (metastable.go)
 	Clients                     table
 	ClientSpread                string
 	ClientOps                   table // per-operation latency spread across clients (summary.json per_client)
@@ -265,6 +266,10 @@ func buildPage(r *Run, figs []figure, cs []*canvas, defs []metricRow) (*page, er
 	if len(r.Verdicts) > 0 {
 		p.Nav = append(p.Nav, navItem{"verdicts", "Verdicts"})
 	}
+	var msNotes []string
+	if p.Metastable, msNotes = metastableSection(r); p.Metastable != nil {
+		p.Nav = append(p.Nav, navItem{"metastability", "Metastability"})
+	}
 	p.Nav = append(p.Nav, navItem{"checks", "Lost writes"}, navItem{"clients", "Clients"},
 		navItem{"events", "Events"}, navItem{"setup", "Scenario & environment"}, navItem{"files", "Raw files"})
 
@@ -294,6 +299,7 @@ func buildPage(r *Run, figs []figure, cs []*canvas, defs []metricRow) (*page, er
 	p.Env = envTable(r)
 	p.Files = withOutputs(r.Files, figs)
 	p.Notes = append(p.Notes, r.Notes...)
+	p.Notes = append(p.Notes, msNotes...)
 	if r.Summary != nil {
 		for _, e := range r.Summary.Errors {
 			p.Notes = append(p.Notes, "error: "+e)

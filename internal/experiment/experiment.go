@@ -115,7 +115,7 @@ type Settings struct {
 	Runner runner.Config
 	// Metastable are the metastability verdict's parameters when the run
 	// phase is judged (metastable=true or a load spike); nil: not judged.
-	Metastable *metastable.Params
+	Metastable     *metastable.Params
 	Window         time.Duration
 	Basis          report.LatencyBasis
 	StatusInterval time.Duration

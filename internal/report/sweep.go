@@ -57,6 +57,7 @@ type sweepPage struct {
 	Steps           table
 	Env             table
 	Scenario        string
+	Maps            []recoveryMap // a metastable sweep's recovery maps (recoverymap.go)
 }
 
 // sweepX returns the x value of a step and the x axis' label: the
@@ -70,6 +71,9 @@ func sweepX(sum *rundir.SweepSummary) (func(rundir.SweepStep) float64, string) {
 			}
 			return s.AchievedOps
 		}, "offered load (ops/s)"
+	}
+	if sum.Type == "metastable" {
+		return func(s rundir.SweepStep) float64 { return float64(s.Step) }, "step"
 	}
 	return func(s rundir.SweepStep) float64 { return float64(s.Nodes) }, "nodes"
 }
@@ -264,6 +268,9 @@ func RenderSweep(ctx context.Context, dir string, sum *rundir.SweepSummary) (*Ou
 		p.CurveText = "SB1: the capacity is fixed and the offered load changes between runs. The top panel puts the achieved throughput (solid) against the offered load (dashed: achieved = offered); below, the latency percentiles of each operation type (log scale)."
 	case "sb2":
 		p.CurveText = "SB2: the offered load is fixed and the cluster size changes between runs. The top panel is the achieved throughput against the offered load (dashed); below, the latency percentiles of each operation type (log scale) over the cluster size."
+	case "metastable":
+		p.CurveText = "The recovery map's steps by step number: the achieved throughput of each run over the whole measured run (the figures per run are in each step's report)."
+		p.Maps = recoveryMaps(sum)
 	default:
 		p.CurveText = "SB3: cluster size and offered load grow together. Linear scaling is achieved throughput on the dashed offered line with flat latency."
 	}

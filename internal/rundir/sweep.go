@@ -44,4 +44,13 @@ type SweepStep struct {
 	ClientP99CV        float64 `json:"client_p99_latency_cv"`
 	// Error is why the step failed ("" when it completed).
 	Error string `json:"error,omitempty"`
+	// A metastable sweep's cell: the retry policy (runner.retry), the
+	// trigger's name, and the step's metastability verdict (recovered,
+	// metastable, unknown; docs/metrics.md) with its reason and the time
+	// to recover, ms after the trigger's end (recovered only).
+	Retry           string   `json:"retry,omitempty"`
+	Trigger         string   `json:"trigger,omitempty"`
+	Verdict         string   `json:"verdict,omitempty"`
+	VerdictReason   string   `json:"verdict_reason,omitempty"`
+	TimeToRecoverMs *float64 `json:"time_to_recover_ms,omitempty"`
 }

@@ -41,9 +41,22 @@ type Sweep struct {
 	// size: recordcount = n × records_per_node (the study loaded 10 million
 	// records × the cluster size).
 	RecordsPerNode int64 `yaml:"records_per_node,omitempty"`
+	// Retries are a metastable sweep's client retry policies
+	// (runner.retry: none, immediate, backoff, budget), one map each.
+	Retries []string `yaml:"retries,omitempty"`
+	// Triggers are a metastable sweep's trigger strengths, weakest first:
+	// each a name and the --set assignments that make it (a spike's
+	// factor and duration, a pause's resume time).
+	Triggers []SweepTrigger `yaml:"triggers,omitempty"`
 	// Pause is how long to wait between steps (after one cluster stopped,
 	// before the next starts), e.g. for the machine to settle.
 	Pause Duration `yaml:"pause,omitempty"`
+}
+
+// SweepTrigger is one trigger strength of a metastable sweep.
+type SweepTrigger struct {
+	Name string   `yaml:"name"`
+	Set  []string `yaml:"set"` // path=value, as --set takes them
 }
 
 // The sweep types.
@@ -51,7 +64,14 @@ const (
 	SweepSB1 = "sb1"
 	SweepSB2 = "sb2"
 	SweepSB3 = "sb3"
+	// SweepMetastable is the recovery map of metastable failures: every
+	// retry policy × trigger × load (rates), each a scenario run judged
+	// by the metastability verdict (docs/sweeps.md).
+	SweepMetastable = "metastable"
 )
+
+// retryPolicies are runner.retry's values (internal/runner).
+var retryPolicies = []string{"none", "immediate", "backoff", "budget"}
 
 // MaxSweepSteps bounds the number of steps of a sweep.
 const MaxSweepSteps = 50
@@ -99,8 +119,34 @@ func (w *Sweep) validate(s *Scenario) []error {
 		if w.Type == SweepSB3 && !(w.RatePerNode > 0) {
 			bad("rate_per_node", "sb3 needs the offered load per node in ops/s (> 0)")
 		}
+	case SweepMetastable:
+		steps = len(w.Rates) * max(len(w.Retries), 1) * len(w.Triggers)
+		if len(w.Rates) == 0 {
+			bad("rates", "a metastable sweep needs the loads, e.g. [50%%, 75%%, 90%%]")
+		}
+		if len(w.Triggers) == 0 {
+			bad("triggers", "a metastable sweep needs the trigger strengths, e.g. [{name: x2 5s, set: [workload.properties.runner.spike.factor=2, workload.properties.runner.spike.duration=5s]}]")
+		}
+		for i, r := range w.Retries {
+			if !slices.Contains(retryPolicies, r) {
+				bad(fmt.Sprintf("retries[%d]", i), "%q: allowed %v", r, retryPolicies)
+			}
+		}
+		names := map[string]bool{}
+		for i, tr := range w.Triggers {
+			if tr.Name == "" || names[tr.Name] {
+				bad(fmt.Sprintf("triggers[%d].name", i), "%q: every trigger needs a name of its own", tr.Name)
+			}
+			names[tr.Name] = true
+		}
+		if len(w.Nodes) > 0 || w.RatePerNode != 0 || w.ThreadsPerNode != 0 || w.ClientsPerNode != 0 || w.RecordsPerNode != 0 {
+			bad("nodes", "a metastable sweep keeps the cluster fixed: set target.nodes")
+		}
 	default:
-		bad("type", "%q: allowed sb1 (load steps, fixed capacity), sb2 (capacity steps, fixed load), sb3 (both, proportionally)", w.Type)
+		bad("type", "%q: allowed sb1 (load steps, fixed capacity), sb2 (capacity steps, fixed load), sb3 (both, proportionally), metastable (retry policies × triggers × loads)", w.Type)
+	}
+	if w.Type != SweepMetastable && (len(w.Retries) > 0 || len(w.Triggers) > 0) {
+		bad("triggers", "retries and triggers are a metastable sweep's")
 	}
 	if steps > MaxSweepSteps {
 		bad("type", "%d steps: at most %d", steps, MaxSweepSteps)
@@ -132,7 +178,7 @@ func (w *Sweep) validate(s *Scenario) []error {
 	if len(s.Target.Endpoints) > 0 {
 		errs = append(errs, &FieldError{Field: "target.endpoints", Msg: "a sweep starts a fresh cluster for every step; remove endpoints"})
 	}
-	if len(s.Schedule.Steps) > 0 || s.Schedule.Failover != nil {
+	if w.Type != SweepMetastable && (len(s.Schedule.Steps) > 0 || s.Schedule.Failover != nil) {
 		errs = append(errs, &FieldError{Field: "schedule", Msg: "a scalability sweep measures between changes, not during them: remove the schedule (elasticity under faults is a scenario of its own)"})
 	}
 	if s.UPB != nil {

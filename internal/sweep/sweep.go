@@ -59,7 +59,10 @@ type Step struct {
 	Threads  int    // 0: the scenario's
 	Clients  int    // client groups; 0: the scenario's
 	Records  int64  // 0: the workload's recordcount
-	Sets     []string
+	// Retry and Trigger are a metastable sweep's cell: the retry policy
+	// ("" in other sweeps) and the trigger's name.
+	Retry, Trigger string
+	Sets           []string
 	Scenario *scenario.Scenario // parsed with Sets, not yet resolved
 }
 
@@ -94,13 +97,15 @@ func Steps(sc *scenario.Scenario) ([]Step, error) {
 			}
 			steps = append(steps, st)
 		}
+	case scenario.SweepMetastable:
+		steps = metastableSteps(sc)
 	default:
-		return nil, fmt.Errorf("sweep.type %q: allowed sb1, sb2, sb3", w.Type)
+		return nil, fmt.Errorf("sweep.type %q: allowed sb1, sb2, sb3, metastable", w.Type)
 	}
 	for i := range steps {
 		st := &steps[i]
 		st.Index = i + 1
-		st.Sets = []string{"name=" + fmt.Sprintf("%s-s%02d", sc.Name, st.Index)}
+		st.Sets = append([]string{"name=" + fmt.Sprintf("%s-s%02d", sc.Name, st.Index)}, st.Sets...)
 		if st.Nodes > 0 {
 			st.Sets = append(st.Sets, "target.nodes="+strconv.Itoa(st.Nodes))
 		}
@@ -194,6 +199,8 @@ func Describe(typ string) string {
 		return "SB2 (capacity steps, fixed load)"
 	case scenario.SweepSB3:
 		return "SB3 (capacity and load proportionally)"
+	case scenario.SweepMetastable:
+		return "recovery map (retry policies × triggers × loads)"
 	}
 	return typ
 }
@@ -278,6 +285,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	fmt.Fprintf(s.Out, "\nsweep %s: %s\n", sc.Name, Describe(sc.Sweep.Type))
 	WriteTable(s.Out, sum)
+	report.WriteRecoveryMaps(s.Out, sum)
 	if _, err := report.RenderSweep(context.WithoutCancel(ctx), run.Dir, sum); err != nil {
 		fmt.Fprintf(s.Err, "report: %v\n", err)
 	} else {
@@ -296,7 +304,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 // StepRow is the summary row of one step from its scenario outcome (nil
 // when it never opened a run directory); err is the step's error.
 func StepRow(st Step, so *experiment.ScenarioOutcome, sweepDir string, err error) rundir.SweepStep {
-	row := rundir.SweepStep{Step: st.Index, Nodes: st.Nodes, Threads: st.Threads, Records: st.Records, RateSpec: st.RateSpec,
+	row := rundir.SweepStep{Step: st.Index, Nodes: st.Nodes, Threads: st.Threads, Records: st.Records, RateSpec: st.RateSpec, Retry: st.Retry, Trigger: st.Trigger,
 		ClientThroughputCV: -1, ClientP99CV: -1, PerOp: map[string]rundir.Latency{}}
 	if st.Scenario != nil {
 		row.Clients = st.Scenario.Load.Clients
@@ -327,7 +335,35 @@ func StepRow(st Step, so *experiment.ScenarioOutcome, sweepDir string, err error
 	if pc := sum.PerClient; pc != nil {
 		row.ClientThroughputCV, row.ClientP99CV = pc.ThroughputCV, pc.P99CV
 	}
+	if v, err := report.SummaryMetastable(sum); err == nil && v != nil {
+		row.Verdict, row.VerdictReason, row.TimeToRecoverMs = v.Verdict, v.Reason, v.TimeToRecoverMs
+	}
 	return row
+}
+
+// metastableSteps are a metastable sweep's cells: every retry policy ×
+// trigger × load, in that order; each run is judged (metastable=true).
+func metastableSteps(sc *scenario.Scenario) []Step {
+	w := sc.Sweep
+	retries := w.Retries
+	if len(retries) == 0 {
+		retries = []string{""} // the scenario's own
+	}
+	var steps []Step
+	for _, r := range retries {
+		for _, tr := range w.Triggers {
+			for _, rate := range w.Rates {
+				st := Step{RateSpec: rate.String(), Retry: r, Trigger: tr.Name}
+				st.Sets = append(st.Sets, tr.Set...)
+				if r != "" {
+					st.Sets = append(st.Sets, "workload.properties.runner.retry="+r)
+				}
+				st.Sets = append(st.Sets, "workload.properties.metastable=true")
+				steps = append(steps, st)
+			}
+		}
+	}
+	return steps
 }
 
 // write rewrites summary.json and steps.csv.

@@ -57,6 +57,12 @@ func TestSteps(t *testing.T) {
 			[][]string{{"target.nodes=1", "load.rate=150", "load.threads=2"}, {"target.nodes=3", "load.rate=450", "load.threads=6"}}},
 		{"sb3: clients scale with the size", base + "sweep: {type: sb3, nodes: [1, 2], rate_per_node: 100, threads_per_node: 4, clients_per_node: 2}",
 			[][]string{{"target.nodes=1", "load.rate=100", "load.threads=4", "load.clients=2"}, {"target.nodes=2", "load.rate=200", "load.threads=8", "load.clients=4"}}},
+		{"metastable: retry x trigger x load, each judged", base + "sweep: {type: metastable, rates: [50%, 90%], retries: [none, backoff], triggers: [{name: x3, set: [workload.properties.runner.spike.factor=3]}]}",
+			[][]string{
+				{"workload.properties.runner.spike.factor=3", "workload.properties.runner.retry=none", "workload.properties.metastable=true", "load.rate=50%"},
+				{"workload.properties.runner.spike.factor=3", "workload.properties.runner.retry=none", "workload.properties.metastable=true", "load.rate=90%"},
+				{"workload.properties.runner.spike.factor=3", "workload.properties.runner.retry=backoff", "workload.properties.metastable=true", "load.rate=50%"},
+				{"workload.properties.runner.spike.factor=3", "workload.properties.runner.retry=backoff", "workload.properties.metastable=true", "load.rate=90%"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,5 +193,21 @@ sweep: {type: sb1, rates: [50, 100]}
 	// nothing left running
 	if cs, _ := (launcher.StateStore{Dir: s.StateDir}).List(); len(cs) > 0 {
 		t.Errorf("%d clusters still recorded after the sweep", len(cs))
+	}
+}
+
+func TestMetastableSweepValidation(t *testing.T) {
+	for _, tc := range []struct{ name, sweep, want string }{
+		{"no triggers", "sweep: {type: metastable, rates: [50%]}", "sweep.triggers"},
+		{"unknown policy", "sweep: {type: metastable, rates: [50%], retries: [forever], triggers: [{name: a, set: []}]}", "sweep.retries[0]"},
+		{"same trigger name twice", "sweep: {type: metastable, rates: [50%], triggers: [{name: a, set: []}, {name: a, set: []}]}", "sweep.triggers[1].name"},
+		{"triggers on an sb1 sweep", "sweep: {type: sb1, rates: [50%], triggers: [{name: a, set: []}]}", "sweep.triggers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := scenario.Parse([]byte(base+tc.sweep), "f.yaml", nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want one naming %s", err, tc.want)
+			}
+		})
 	}
 }

@@ -88,9 +88,6 @@ func (c Config) Validate() error {
 	if err := c.Spike.Validate(); err != nil {
 		return err
 	}
-	if c.Spike.Enabled() && c.Rate == 0 {
-		return errors.New("a load spike needs an open-loop rate (target > 0)")
-	}
 	return nil
 }
 

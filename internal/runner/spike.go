@@ -9,7 +9,8 @@ import (
 // (properties runner.spike.at, runner.spike.duration, runner.spike.factor):
 // in open loop, the operations intended to start in [At, At+Duration)
 // after the warm-up are scheduled Factor times as often; before and after
-// it the rate is Config.Rate. The zero value is no spike.
+// it the rate is Config.Rate. A closed-loop run (a scenario's calibration)
+// has no rate to raise and ignores it. The zero value is no spike.
 type Spike struct {
 	At       time.Duration // from the end of the warm-up, as a scenario's schedule
 	Duration time.Duration

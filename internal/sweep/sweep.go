@@ -63,7 +63,7 @@ type Step struct {
 	// ("" in other sweeps) and the trigger's name.
 	Retry, Trigger string
 	Sets           []string
-	Scenario *scenario.Scenario // parsed with Sets, not yet resolved
+	Scenario       *scenario.Scenario // parsed with Sets, not yet resolved
 }
 
 // Steps turns the sweep section into steps, each with the --set

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/runner"
+	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/internal/workload"
 )
 
@@ -80,8 +81,18 @@ func writePlan(w io.Writer, r *scenarioRun, wl *workload.Workload) {
 	case ld.Rate.OpsPerSec > 0:
 		rate = fmt.Sprintf("%s ops/s (open loop)", ld.Rate)
 	}
-	row("3. measured run", "warm-up %s, then %s at %s with %d threads; windows of %s, operation timeout %s",
-		ld.Warmup.D(), ld.Duration.D(), rate, ld.Threads, ld.Window.D(), ld.OpTimeout.D())
+	threads := fmt.Sprintf("%d threads", ld.Threads)
+	switch {
+	case ld.OpenThreads == scenario.OpenThreadsAuto && !ld.Rate.Max:
+		threads = fmt.Sprintf("threads sized from the calibration's p99 latency (load.open_threads auto: rate × p99 × %d, %d..%d)", OpenThreadsMargin, ld.Threads, MaxAutoOpenThreads)
+		if ld.Rate.Percent <= 0 {
+			threads = fmt.Sprintf("%d threads (load.open_threads auto needs a calibration: none here)", ld.Threads)
+		}
+	case ld.OpenThreads != "" && !ld.Rate.Max:
+		threads = ld.OpenThreads + " threads (load.open_threads)"
+	}
+	row("3. measured run", "warm-up %s, then %s at %s with %s; windows of %s, operation timeout %s",
+		ld.Warmup.D(), ld.Duration.D(), rate, threads, ld.Window.D(), ld.OpTimeout.D())
 	t := ld.Warmup.D()
 	if r.chaos != nil {
 		row("", "  chaos (seed %d): %s; the cycles drawn:", r.seed, r.chaos)

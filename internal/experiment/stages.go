@@ -51,6 +51,7 @@ type scenarioRun struct {
 	cluster  *launcher.Cluster   // the launched cluster; nil with external endpoints
 	faults   *fault.Cluster      // what faults act on; nil with external endpoints
 	rate     float64             // the measured run's target rate (0: closed loop)
+	threads  int                 // the measured run's threads (load.threads, or load.open_threads in open loop)
 	tracker  *check.Tracker      // lost-write tracking; nil when not asked
 	procs    bool                // the measured phase's client groups are processes
 	schedErr error               // the schedule's error, reported in the summary
@@ -106,7 +107,7 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if len(sc.Target.Endpoints) > 0 && len(sc.Schedule.Steps) > 0 {
 		return nil, &InvalidError{Err: fmt.Errorf("%s: faults need a cluster faultbench started; remove target.endpoints or the schedule", s.File)}
 	}
-	r := &scenarioRun{s: s, sc: sc, tgt: tgt, freg: s.Faults, seed: seed, drawn: drawn, draws: draws, chaos: chaos}
+	r := &scenarioRun{s: s, sc: sc, tgt: tgt, freg: s.Faults, seed: seed, drawn: drawn, draws: draws, chaos: chaos, threads: sc.Load.Threads}
 	r.steps = make(fault.Schedule, len(sc.Schedule.Steps))
 	for i, st := range sc.Schedule.Steps {
 		r.steps[i] = st.FaultStep()
@@ -232,6 +233,9 @@ func (r *scenarioRun) runProperties(rate float64) *properties.Properties {
 	p.SetFrom("warmup", sc.Load.Warmup.D().String(), scenarioSource(sc, "load.warmup"))
 	if rate > 0 {
 		p.SetFrom("target", strconv.FormatFloat(rate, 'f', 1, 64), scenarioSource(sc, "load.rate"))
+	}
+	if r.threads > 0 && r.threads != sc.Load.Threads {
+		p.SetFrom("threadcount", strconv.Itoa(r.threads), scenarioSource(sc, "load.open_threads"))
 	}
 	return p
 }
@@ -387,7 +391,16 @@ func (r *scenarioRun) load(ctx context.Context) error {
 func (r *scenarioRun) calibrate(ctx context.Context) error {
 	ld := r.sc.Load
 	r.rate = ld.Rate.OpsPerSec
-	defer func() { r.sum.TargetOps = r.rate }()
+	var p99 time.Duration // the calibration's latency, which sizes load.open_threads auto
+	defer func() {
+		r.sum.TargetOps = r.rate
+		var how string
+		r.threads, how = openThreads(ld, r.rate, p99)
+		r.sum.Threads = r.threads
+		if how != "" {
+			fmt.Fprintf(r.s.Err, "open loop: %s\n", how)
+		}
+	}()
 	if ld.Rate.Percent <= 0 {
 		return nil
 	}
@@ -401,7 +414,9 @@ func (r *scenarioRun) calibrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	capacity := rundir.TotalsOf(co.Totals).All.ThroughputOp
+	ct := rundir.TotalsOf(co.Totals)
+	capacity := ct.All.ThroughputOp
+	p99 = time.Duration(ct.All.Latency.P99) * time.Microsecond
 	if capacity <= 0 {
 		return errors.New("the cluster completed no operation; nothing to take a percentage of")
 	}
@@ -418,7 +433,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	sc := r.sc
 	p := r.runProperties(r.rate)
 	if contains(sc.Checks, "lost-writes") {
-		r.tracker = check.NewTracker(sc.Load.Threads)
+		r.tracker = check.NewTracker(r.threads)
 	}
 	hooks := Hooks{Status: !r.s.Quiet, StatusLines: r.s.Status, StatusOut: r.s.Err, Events: r.run.Events, Metrics: r.metrics}
 	if r.tracker != nil {
@@ -436,7 +451,7 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	}
 	hooks.Tasks = append(hooks.Tasks, r.sampleHost)
 	fmt.Fprintf(r.s.Err, "running %s for %s (warm-up %s) at %s with %d threads; run directory %s\n",
-		sc.Name, sc.Load.Duration.D(), sc.Load.Warmup.D(), rateText(r.rate), sc.Load.Threads, r.run.Dir)
+		sc.Name, sc.Load.Duration.D(), sc.Load.Warmup.D(), rateText(r.rate), r.threads, r.run.Dir)
 	if r.procs {
 		return r.measureProcesses(ctx, p, hooks.Tasks)
 	}

@@ -90,6 +90,11 @@ type Load struct {
 	// faultbench processes (the property clients.process=true); needs
 	// clients >= 1.
 	ClientProcesses bool `yaml:"client_processes,omitempty"`
+	// OpenThreads is the measured run's threads when it runs open loop
+	// (a rate): empty for load.threads, a number, or OpenThreadsAuto to
+	// size them from the calibration's latency (experiment sizes them;
+	// docs/scenarios.md). The calibration keeps load.threads.
+	OpenThreads string `yaml:"open_threads,omitempty"`
 }
 
 // Schedule is the fault plan: either explicit steps, or the failover
@@ -260,6 +265,10 @@ func ParseRate(s string) (Rate, error) {
 	}
 	return Rate{OpsPerSec: f}, nil
 }
+
+// OpenThreadsAuto as load.open_threads sizes the open loop's threads
+// from the calibration's latency.
+const OpenThreadsAuto = "auto"
 
 // MaxThreads bounds load.threads and load.load_threads (the same bound as
 // -threads of faultbench run).
@@ -526,6 +535,14 @@ func (s *Scenario) validate(reg *workload.Registry) error {
 	}
 	if s.Load.ClientProcesses && s.Load.Clients < 1 {
 		bad("load.client_processes", "needs load.clients: the number of client processes (1..load.threads)")
+	}
+	if ot := s.Load.OpenThreads; ot != "" && ot != OpenThreadsAuto {
+		if n, err := strconv.Atoi(ot); err != nil || n < 1 || n > MaxThreads {
+			bad("load.open_threads", "%q: allowed %s or 1..%d", ot, OpenThreadsAuto, MaxThreads)
+		}
+	}
+	if s.Load.OpenThreads != "" && (s.Load.Rate.Max || s.Load.Rate.IsZero()) {
+		bad("load.open_threads", "set, but load.rate is max (closed loop): the open loop's threads need a rate")
 	}
 	if s.Load.LoadThreads < 0 || s.Load.LoadThreads > MaxThreads {
 		bad("load.load_threads", "%d: allowed 1..%d", s.Load.LoadThreads, MaxThreads)

@@ -47,6 +47,9 @@ func TestParseErrors(t *testing.T) {
 		{"explicit zero op_timeout", base, []string{"load.op_timeout=0"}, "field load.op_timeout: 0: allowed a positive duration"},
 		{"load_rate percentage", base, []string{"load.load_rate=50%"}, "field load.load_rate: 50%: allowed ops/s"},
 		{"restore after the end", base, []string{"load.duration=40s"}, "field schedule.down: steady 30s + down 30s is not before the end"},
+		{"open_threads not a number", base, []string{"load.open_threads=many"}, `field load.open_threads: "many": allowed auto or 1..`},
+		{"open_threads zero", base, []string{"load.open_threads=0"}, `field load.open_threads: "0": allowed auto or 1..`},
+		{"open_threads in closed loop", base, []string{"load.open_threads=auto", "load.rate=max"}, "field load.open_threads: set, but load.rate is max"},
 		{"threads in the file blamed on its line", strings.Replace(base, "threads: 4", "threads: 0", 1), nil, "file.yaml:"},
 	}
 	for _, tc := range tests {
@@ -57,6 +60,17 @@ func TestParseErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "file.yaml") && !strings.Contains(err.Error(), "--set") {
 				t.Fatalf("error %q lacks %q or the file name", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenThreadsAccepted(t *testing.T) {
+	for _, v := range []string{"auto", "64"} {
+		t.Run(v, func(t *testing.T) {
+			sc, err := Parse([]byte(base), "file.yaml", []string{"load.open_threads=" + v})
+			if err != nil || sc.Load.OpenThreads != v {
+				t.Fatalf("open_threads %q: %v, %+v", v, err, sc)
 			}
 		})
 	}

@@ -4,7 +4,11 @@
 // (--wsrep-new-cluster), the others join it and receive a state snapshot
 // (SST, by rsync by default, which needs no network beyond the nodes);
 // a node started again after a crash catches up by incremental state
-// transfer (IST) from the others' write-set cache, or by SST.
+// transfer (IST) from the others' write-set cache, or by SST. A node
+// killed -9 leaves no position in grastate.dat (seqno -1): before starting
+// it the launcher recovers the position from InnoDB (mariadbd
+// --wsrep-recover, as mysqld_safe does) and passes it on
+// (--wsrep-start-position), so it asks for an IST, not a full SST.
 //
 // Every mariadbd is started through launcher.Env.Spawn as `setpriv
 // --reuid=mysql ... -- mariadbd --defaults-file=DIR/nK/my.cnf` (in a
@@ -318,11 +322,22 @@ func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, cfg 
 	if err := env.ReadyDisk(ctx, c, n); err != nil {
 		return fmt.Errorf("starting %s: %w", n.Name, err)
 	}
+	// a node killed -9 left seqno -1 in grastate.dat: without its position
+	// it would join by a full SST (rsync of the whole data directory, the
+	// donor blocked meanwhile) instead of an IST from the others' gcache
+	pos, err := recoverPosition(ctx, cfg, c.Detached, n)
+	if err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if pos != "" {
+		argv = append(argv, "--wsrep-start-position="+pos)
+	}
 	pid, err := env.Spawn(spawnArgv(cfg, c.Detached, argv), n.LogFile, c.Detached)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", n.Name, err)
 	}
 	n.PID, n.Down = pid, false
+	begun := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, nodeStartTimeout)
 	defer cancel()
 	for {
@@ -336,12 +351,97 @@ func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, cfg 
 		}
 		select {
 		case <-wctx.Done():
+			if ctx.Err() != nil {
+				// the caller gave up (its own deadline, the end of a run),
+				// not the node: leave it joining, recorded, so that a
+				// later wait or Down finds it (killing it here restarted
+				// its state transfer from scratch on the next start)
+				return fmt.Errorf("%s not Synced after %s, still joining (last: %v %s): %w; see %s",
+					n.Name, time.Since(begun).Round(time.Second), err, st.state, ctx.Err(), n.LogFile)
+			}
 			_ = launcher.Kill(context.WithoutCancel(ctx), pid)
 			n.PID, n.Down = 0, true
 			return fmt.Errorf("%s not Synced within %s (last: %v %s); see %s", n.Name, nodeStartTimeout, err, st.state, n.LogFile)
 		case <-time.After(pollInterval):
 		}
 	}
+}
+
+// recoverTimeout bounds mariadbd --wsrep-recover (InnoDB's crash recovery).
+const recoverTimeout = 90 * time.Second
+
+// recoverPosition returns the position ("uuid:seqno") to start node n
+// from when its grastate.dat has none (seqno -1: the node did not shut
+// down cleanly), as mysqld_safe's galera recovery does: mariadbd
+// --wsrep-recover replays InnoDB's log, writes "WSREP: Recovered
+// position: uuid:seqno" to its error log and exits. "" when there is
+// nothing to recover (no data yet, or a clean shutdown's seqno, which
+// Galera reads itself) or the recovery found no position.
+func recoverPosition(ctx context.Context, cfg config, detached bool, n *launcher.Node) (string, error) {
+	b, err := os.ReadFile(filepath.Join(n.DataDir, "data", "grastate.dat"))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if seqno, ok := grastateSeqno(string(b)); !ok || seqno != -1 {
+		return "", nil
+	}
+	logPath := filepath.Join(n.DataDir, "wsrep-recover.log")
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return "", err
+	}
+	lf.Close()
+	if err := os.Lchown(logPath, int(cfg.uid), int(cfg.gid)); err != nil {
+		return "", err
+	}
+	rctx, cancel := context.WithTimeout(ctx, recoverTimeout)
+	defer cancel()
+	argv := spawnArgv(cfg, detached, append(append([]string(nil), n.Argv...), "--wsrep-recover", "--log-error="+logPath))
+	cmd := exec.CommandContext(rctx, argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, runErr := cmd.CombinedOutput()
+	logText, _ := os.ReadFile(logPath)
+	if pos := recoveredPosition(string(logText) + string(out)); pos != "" {
+		return pos, nil
+	}
+	if runErr != nil {
+		return "", fmt.Errorf("mariadbd --wsrep-recover: %w (see %s)", runErr, logPath)
+	}
+	return "", nil // no position: the node joins by SST
+}
+
+// grastateSeqno reads the seqno line of a grastate.dat.
+func grastateSeqno(grastate string) (int64, bool) {
+	for line := range strings.SplitSeq(grastate, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "seqno:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// recoveredPosition finds the position in mariadbd --wsrep-recover's
+// error log ("... [Note] WSREP: Recovered position: uuid:seqno"); ""
+// when there is none or it is the undefined one (seqno -1).
+func recoveredPosition(log string) string {
+	pos := ""
+	for line := range strings.SplitSeq(log, "\n") {
+		_, v, ok := strings.Cut(line, "WSREP: Recovered position:")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		uuid, seq, ok := strings.Cut(v, ":")
+		if n, err := strconv.ParseInt(seq, 10, 64); !ok || len(uuid) != 36 || err != nil || n < 0 {
+			continue
+		}
+		pos = v
+	}
+	return pos
 }
 
 // markSafeToBootstrap sets safe_to_bootstrap: 1 in grastate.dat (if it

@@ -112,9 +112,16 @@ type Params struct {
 	// pre-fault throughput on SteadySample samples, beyond what the
 	// samples' operation counts explain, exceeds it. Default 0.05.
 	NoisyCV float64
+	// NoisyOtherPerCPU: a run is noisy when the CPU of everything but the
+	// run (the host's busy time minus faultbench's and the nodes' process
+	// trees: host-load events' other_cpu_pct) before the first fault is
+	// above this fraction of the machine's CPUs. Default 0.25; 0 turns the
+	// rule off. Events without the figure are judged by NoisyLoadPerCPU.
+	NoisyOtherPerCPU float64
 	// NoisyLoadPerCPU: a run is noisy when the host's load average before
-	// the first fault (its host-load events) is above this many per CPU.
-	// Default 2; 0 turns the rule off.
+	// the first fault (its host-load events) is above this many per CPU;
+	// only for events without the other CPU (older runs), since the load
+	// average counts the run's own work. Default 2; 0 turns the rule off.
 	NoisyLoadPerCPU float64
 	// NoisySteal: a run is noisy when the CPU steal before the first fault
 	// (host-load events) is above this fraction. Default 0.05; 0 turns the
@@ -135,7 +142,7 @@ type Histograms interface {
 // DefaultParams returns the parameters of the metric definitions in
 // DESIGN.md.
 func DefaultParams() Params {
-	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, MaxLateFrac: 0.05, MaxShortfall: 0.05, NoisyCV: 0.05, NoisyLoadPerCPU: 2, NoisySteal: 0.05, SustainWindows: 5, MinCompletions: 20, SteadyTol: 0.02,
+	return Params{DownFrac: 0.10, RecoverTol: 0.10, Hold: 5 * time.Second, MaxLateFrac: 0.05, MaxShortfall: 0.05, NoisyCV: 0.05, NoisyOtherPerCPU: 0.25, NoisyLoadPerCPU: 2, NoisySteal: 0.05, SustainWindows: 5, MinCompletions: 20, SteadyTol: 0.02,
 		SteadySpan: 10 * time.Second, SteadySample: time.Second, SteadyZ: 3, BandSmooth: time.Second, LatencyFactor: 2, LatencyOp: measure.AllOps,
 		FinalFrac: 0.20}
 }
@@ -162,6 +169,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("analyze: SustainWindows must be at least 1, got %d", p.SustainWindows)
 	case !(p.NoisyLoadPerCPU >= 0) || math.IsInf(p.NoisyLoadPerCPU, 0):
 		return fmt.Errorf("analyze: NoisyLoadPerCPU must be a finite number >= 0, got %v", p.NoisyLoadPerCPU)
+	case !(p.NoisyOtherPerCPU >= 0 && p.NoisyOtherPerCPU <= 1):
+		return fmt.Errorf("analyze: NoisyOtherPerCPU must be in [0,1], got %v", p.NoisyOtherPerCPU)
 	case !(p.NoisySteal >= 0 && p.NoisySteal < 1):
 		return fmt.Errorf("analyze: NoisySteal must be in [0,1), got %v", p.NoisySteal)
 	case p.MinCompletions < 0:

@@ -18,7 +18,8 @@ const hostEventSpan = 5 * time.Second
 // into evs: one analyze.HostLoadEvent per hostEventSpan of samples, the
 // last one (possibly shorter) when the first fault's time has come, each
 // at the time of its last sample; nothing after. The noise guard reads
-// them (analyze.Params.NoisyLoadPerCPU).
+// them (analyze.Params.NoisyOtherPerCPU: the other processes' CPU, the
+// mean of the samples that scanned the process trees).
 func hostEvents(evs *event.Log, start time.Time, firstFault time.Duration) func(hostload.Sample) {
 	var sum analyze.HostLoad
 	var from, last time.Duration
@@ -29,7 +30,10 @@ func hostEvents(evs *event.Log, start time.Time, firstFault time.Duration) func(
 		}
 		n := float64(sum.Samples)
 		h := analyze.HostLoad{Load1: sum.Load1 / n, CPUs: runtime.NumCPU(), StealPct: sum.StealPct / n, SelfPct: sum.SelfPct / n,
-			Samples: sum.Samples, Span: to - from}
+			Samples: sum.Samples, Span: to - from, OtherSamples: sum.OtherSamples}
+		if sum.OtherSamples > 0 {
+			h.OtherPct = sum.OtherPct / float64(sum.OtherSamples)
+		}
 		evs.Add(event.Event{Kind: analyze.HostLoadEvent, Detail: h.Detail(), Wall: start.Add(last)})
 		sum = analyze.HostLoad{}
 	}
@@ -48,6 +52,10 @@ func hostEvents(evs *event.Log, start time.Time, firstFault time.Duration) func(
 		sum.Load1 += smp.Load1
 		sum.StealPct += smp.StealPct
 		sum.SelfPct += smp.SelfPct
+		if smp.OtherOK {
+			sum.OtherPct += smp.OtherPct
+			sum.OtherSamples++
+		}
 		sum.Samples++
 		last = smp.At
 		if smp.At-from >= hostEventSpan {

@@ -1,8 +1,11 @@
 // Package hostload samples what else loads the machine a run measures on,
 // from /proc: the load average, the CPU steal of the host's hypervisor,
-// faultbench's own CPU and each local database node's CPU. A run records
-// the samples in host.csv so that a reader can see whether the machine,
-// rather than the database, moved a figure (docs/output.md, host.csv).
+// faultbench's own CPU, each local database node's CPU, and the CPU of
+// everything else: the machine's busy time minus faultbench's process tree
+// and the nodes' process trees. A run records the samples in host.csv so
+// that a reader can see whether the machine, rather than the database,
+// moved a figure (docs/output.md, host.csv); the noise guard judges the
+// last series, which the run's own work does not move.
 package hostload
 
 import (
@@ -43,6 +46,18 @@ type Sample struct {
 	// NodePct is each node's process CPU in percent of one CPU; a node
 	// whose process was not running in the whole interval is left out.
 	NodePct map[string]float64
+	// OtherPct is the CPU of everything but the run, in percent of one
+	// CPU, since the previous process-tree scan (OtherOK: this sample
+	// made one; at most one per Sampler.TreeEvery): the machine's busy
+	// time (user, nice, system of /proc/stat: interrupts and steal are
+	// left out) minus the user and system time of faultbench's process
+	// tree and of every node's process tree (their descendants by
+	// /proc/PID/stat's parent, so a node's forked servers and a detached
+	// node count). Kernel threads (a file system's journal, writeback)
+	// count as other, and so does a child of the run that was born and
+	// reaped between two scans.
+	OtherPct float64
+	OtherOK  bool
 }
 
 // Sampler reads /proc (Root, default "/proc") at every Interval.
@@ -53,6 +68,9 @@ type Sampler struct {
 	// time of the call (they change when a node restarts); nil: none.
 	Nodes func() map[string]int
 	Self  int // faultbench's pid; 0: os.Getpid()
+	// TreeEvery is how often the process trees are scanned for OtherPct
+	// (a read of every /proc/PID/stat); 0: every second.
+	TreeEvery time.Duration
 	// OnSample, when set, is called with every sample written (At set),
 	// from Run's goroutine.
 	OnSample func(Sample)
@@ -60,9 +78,15 @@ type Sampler struct {
 	prev     cpuTimes
 	prevProc map[int]float64 // pid -> ticks
 	prevAt   time.Time
+
+	prevTree    map[int]float64 // the run's processes at the last scan: pid -> ticks
+	prevTreeAt  time.Time
+	prevTreeCPU cpuTimes
 }
 
-type cpuTimes struct{ total, steal float64 }
+// cpuTimes are /proc/stat's aggregate times: every field, the steal, and
+// the busy part (user, nice, system).
+type cpuTimes struct{ total, steal, busy float64 }
 
 func (s *Sampler) root() string {
 	if s.Root == "" {
@@ -92,7 +116,7 @@ func (s *Sampler) Run(ctx context.Context, start time.Time, w io.Writer) error {
 		}
 		sort.Strings(names)
 	}
-	header := []string{"t_ms", "load1", "steal_pct", "faultbench_cpu_pct"}
+	header := []string{"t_ms", "load1", "steal_pct", "faultbench_cpu_pct", "other_cpu_pct"}
 	for _, n := range names {
 		header = append(header, n+"_cpu_pct")
 	}
@@ -112,7 +136,11 @@ func (s *Sampler) Run(ctx context.Context, start time.Time, w io.Writer) error {
 			if err != nil {
 				continue // a node that just died, a torn read: the next sample
 			}
-			row := []string{strconv.FormatInt(now.Sub(start).Milliseconds(), 10), f2(smp.Load1), f2(smp.StealPct), f2(smp.SelfPct)}
+			other := ""
+			if smp.OtherOK {
+				other = f2(smp.OtherPct)
+			}
+			row := []string{strconv.FormatInt(now.Sub(start).Milliseconds(), 10), f2(smp.Load1), f2(smp.StealPct), f2(smp.SelfPct), other}
 			for _, n := range names {
 				v, ok := smp.NodePct[n]
 				if !ok {
@@ -182,6 +210,70 @@ func (s *Sampler) sample(now time.Time) (Sample, error) {
 		}
 	}
 	s.prev, s.prevProc, s.prevAt = ct, procs, now
+	every := s.TreeEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	if s.prevTreeAt.IsZero() || now.Sub(s.prevTreeAt) >= every {
+		roots := append(valuesOf(pids), s.Self)
+		tree, err := treeTicks(s.root(), roots)
+		if err != nil {
+			return out, err
+		}
+		if !s.prevTreeAt.IsZero() {
+			secs := now.Sub(s.prevTreeAt).Seconds()
+			var run float64
+			for pid, t := range tree {
+				if old, ok := s.prevTree[pid]; ok && t >= old {
+					run += t - old
+				} else if !ok {
+					run += t // born since the last scan (or joined the tree: a node started again)
+				}
+			}
+			if busy := ct.busy - s.prevTreeCPU.busy; secs > 0 {
+				out.OtherPct = max(0, (busy-run)/ClockTicks/secs*100)
+				out.OtherOK = true
+			}
+		}
+		s.prevTree, s.prevTreeAt, s.prevTreeCPU = tree, now, ct
+	}
+	return out, nil
+}
+
+// treeTicks scans root (/proc) once and returns the user + system ticks of
+// every process in the trees of roots: the roots and their descendants by
+// parent pid.
+func treeTicks(root string, roots []int) (map[int]float64, error) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	children := map[int][]int{}
+	ticks := map[int]float64{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := readProcStat(filepath.Join(root, e.Name(), "stat"))
+		if err != nil {
+			continue // gone since the listing
+		}
+		children[st.ppid] = append(children[st.ppid], pid)
+		ticks[pid] = st.ticks
+	}
+	out := map[int]float64{}
+	queue := append([]int(nil), roots...)
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		t, ok := ticks[pid]
+		if _, seen := out[pid]; seen || !ok {
+			continue
+		}
+		out[pid] = t
+		queue = append(queue, children[pid]...)
+	}
 	return out, nil
 }
 
@@ -221,6 +313,9 @@ func readCPU(path string) (cpuTimes, error) {
 				return cpuTimes{}, fmt.Errorf("%s: %q: %w", path, v, err)
 			}
 			t.total += x
+			if i <= 2 {
+				t.busy += x
+			}
 			if i == 7 {
 				t.steal = x
 			}
@@ -231,29 +326,44 @@ func readCPU(path string) (cpuTimes, error) {
 }
 
 // readProcTicks returns a process's user + system time in clock ticks
-// from /proc/PID/stat (fields 14 and 15, counted after the command name,
-// which may hold spaces and parentheses).
+// from /proc/PID/stat.
 func readProcTicks(path string) (float64, error) {
+	st, err := readProcStat(path)
+	return st.ticks, err
+}
+
+// procStat is what the sampler reads of a /proc/PID/stat.
+type procStat struct {
+	ppid  int
+	ticks float64 // user + system time (not the reaped children's)
+}
+
+// readProcStat reads a process's parent (field 4) and user + system time
+// in clock ticks (fields 14 and 15), counted after the command name, which
+// may hold spaces and parentheses.
+func readProcStat(path string) (procStat, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, err
+		return procStat{}, err
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, errors.New(path + ": no command")
+		return procStat{}, errors.New(path + ": no command")
 	}
 	fields := strings.Fields(s[i+1:])
-	// fields[0] is field 3 (state); utime is field 14, stime 15
+	// fields[0] is field 3 (state), fields[1] field 4 (ppid); utime is
+	// field 14, stime 15
 	if len(fields) < 13 {
-		return 0, errors.New(path + ": too few fields")
+		return procStat{}, errors.New(path + ": too few fields")
 	}
+	ppid, err0 := strconv.Atoi(fields[1])
 	u, err1 := strconv.ParseFloat(fields[11], 64)
 	st, err2 := strconv.ParseFloat(fields[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, errors.New(path + ": bad times")
+	if err0 != nil || err1 != nil || err2 != nil {
+		return procStat{}, errors.New(path + ": bad fields")
 	}
-	return u + st, nil
+	return procStat{ppid: ppid, ticks: u + st}, nil
 }
 
 // Series is host.csv read back: one row per sample.
@@ -262,6 +372,7 @@ type Series struct {
 	Load1    []float64
 	StealPct []float64
 	SelfPct  []float64
+	OtherPct []float64            // NaN where a sample made no tree scan, or the file predates the column
 	Nodes    []string             // node columns, in file order
 	NodePct  map[string][]float64 // NaN where a node had no value
 }
@@ -281,7 +392,12 @@ func Read(path string) (*Series, error) {
 		return nil, fmt.Errorf("%s: no header", filepath.Base(path))
 	}
 	s := &Series{NodePct: map[string][]float64{}}
-	for _, h := range recs[0][4:] {
+	first := 4 // the first node column
+	hasOther := len(recs[0]) > 4 && recs[0][4] == "other_cpu_pct"
+	if hasOther {
+		first = 5
+	}
+	for _, h := range recs[0][first:] {
 		s.Nodes = append(s.Nodes, strings.TrimSuffix(h, "_cpu_pct"))
 	}
 	num := func(v string) float64 {
@@ -299,8 +415,13 @@ func Read(path string) (*Series, error) {
 		s.Load1 = append(s.Load1, num(r[1]))
 		s.StealPct = append(s.StealPct, num(r[2]))
 		s.SelfPct = append(s.SelfPct, num(r[3]))
+		other := nan()
+		if hasOther {
+			other = num(r[4])
+		}
+		s.OtherPct = append(s.OtherPct, other)
 		for i, n := range s.Nodes {
-			s.NodePct[n] = append(s.NodePct[n], num(r[4+i]))
+			s.NodePct[n] = append(s.NodePct[n], num(r[first+i]))
 		}
 	}
 	return s, nil

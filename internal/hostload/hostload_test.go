@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -116,5 +117,117 @@ func TestRunAndRead(t *testing.T) {
 	}
 	if _, err := Read(filepath.Join(root, "loadavg")); err == nil {
 		t.Error("a file that is not host.csv: no error")
+	}
+}
+
+// writeProcTree writes a /proc whose busy CPU is user ticks (idle the
+// rest) and whose processes have the given parent and ticks.
+func writeProcTree(t *testing.T, root string, user, idle int, procs map[int][2]int) {
+	t.Helper()
+	fakeProc(t, root, "9.00", user, idle, 0, nil)
+	for pid, pt := range procs {
+		dir := filepath.Join(root, itoa(pid))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		line := itoa(pid) + " (p) S " + itoa(pt[0]) + " 1 1 0 -1 4194560 100 0 0 0 " + itoa(pt[1]) + " 0 0 0 20 0 8 0 100 1000 100\n"
+		if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestOtherCPU: the CPU of everything but the run is the busy time minus
+// faultbench's tree (itself, its client process) and the nodes' trees
+// (a node, its forked server); a stranger's CPU is what is left.
+func TestOtherCPU(t *testing.T) {
+	root := t.TempDir()
+	// pid: {parent, ticks}; 7 faultbench, 8 its client process, 42 node
+	// n1, 44 n1's forked server, 99 a stranger (a build)
+	procs := map[int][2]int{7: {1, 0}, 8: {7, 0}, 42: {1, 0}, 44: {42, 0}, 99: {1, 0}}
+	writeProcTree(t, root, 1000, 1000, procs)
+	for _, tc := range []struct {
+		name     string
+		stranger int // its ticks in the second
+		want     float64
+	}{
+		{"the run's own CPU is not other", 0, 0},
+		{"a stranger's CPU is other", 80, 80},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Sampler{Root: root, Self: 7, TreeEvery: time.Millisecond, Nodes: func() map[string]int { return map[string]int{"n1": 42} }}
+			writeProcTree(t, root, 1000, 1000, procs)
+			t0 := time.Unix(1000, 0)
+			if first, err := s.sample(t0); err != nil || first.OtherOK {
+				t.Fatalf("first sample: %+v %v (no interval yet)", first, err)
+			}
+			// in 1 s: faultbench 30 ticks, its client 20, n1 40, n1's server 10, the stranger
+			next := map[int][2]int{7: {1, 30}, 8: {7, 20}, 42: {1, 40}, 44: {42, 10}, 99: {1, tc.stranger}}
+			writeProcTree(t, root, 1000+100+tc.stranger, 1000, next)
+			got, err := s.sample(t0.Add(time.Second))
+			if err != nil || !got.OtherOK || math.Abs(got.OtherPct-tc.want) > 1e-9 {
+				t.Fatalf("other = %v (ok %v, err %v), want %v %% of one CPU", got.OtherPct, got.OtherOK, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestOtherCPUReal is the noise guard's negative control on the real
+// /proc: a process burning CPU is "other" when it is a stranger and not
+// when it is a node, in the same interval (two samplers side by side).
+func TestOtherCPUReal(t *testing.T) {
+	if os.Getenv("HOSTLOAD_HELPER") != "" {
+		t.Skip("helper process")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	start := func(mode string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+		cmd.Env = append(os.Environ(), "HOSTLOAD_HELPER="+mode)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	burner, idle := start("burn"), start("sleep")
+	asNode := &Sampler{Self: idle.Process.Pid, TreeEvery: time.Millisecond, Nodes: func() map[string]int { return map[string]int{"n1": burner.Process.Pid} }}
+	asStranger := &Sampler{Self: idle.Process.Pid, TreeEvery: time.Millisecond}
+	for _, s := range []*Sampler{asNode, asStranger} {
+		if _, err := s.sample(time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Second)
+	n, err1 := asNode.sample(time.Now())
+	o, err2 := asStranger.sample(time.Now())
+	if err1 != nil || err2 != nil || !n.OtherOK || !o.OtherOK {
+		t.Fatalf("samples: %+v %v / %+v %v", n, err1, o, err2)
+	}
+	burn := n.NodePct["n1"]
+	if burn < 10 {
+		t.Skipf("the burner got %.0f %% of a CPU in 2 s: the machine is too busy to tell it from the rest", burn)
+	}
+	// the difference of the two "other" figures is the burner's CPU; the
+	// scans are a few milliseconds apart: 10 % of a CPU of slack
+	if d := o.OtherPct - n.OtherPct; math.Abs(d-burn) > 10 {
+		t.Fatalf("other as a stranger %.1f %%, as a node %.1f %%: differ by %.1f, the burner used %.1f %% of a CPU", o.OtherPct, n.OtherPct, d, burn)
+	}
+	t.Logf("burner %.0f %% of a CPU; other CPU with it as a node %.0f %%, as a stranger %.0f %%", burn, n.OtherPct, o.OtherPct)
+}
+
+// TestHelperProcess is the process TestOtherCPUReal starts: it burns CPU
+// or sleeps until killed (at most a minute).
+func TestHelperProcess(t *testing.T) {
+	mode := os.Getenv("HOSTLOAD_HELPER")
+	if mode == "" {
+		t.Skip("started by TestOtherCPUReal")
+	}
+	end := time.Now().Add(time.Minute)
+	for time.Now().Before(end) {
+		if mode == "sleep" {
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }

@@ -76,6 +76,26 @@ func (r *scenarioRun) reuse(ctx context.Context, sh *sharedCluster) error {
 	return nil
 }
 
+// reuseRefuser is the optional ability of a launcher whose clusters cannot
+// serve several trials (trials mode reuse): RefuseTrialReuse says why.
+type reuseRefuser interface {
+	RefuseTrialReuse() error
+}
+
+// checkReuse refuses mode reuse for a launcher that refuses it, before
+// anything starts.
+func checkReuse(l launcher.Launcher, mode string) error {
+	if mode != scenario.TrialsReuse || l == nil {
+		return nil
+	}
+	if rr, ok := l.(reuseRefuser); ok {
+		if err := rr.RefuseTrialReuse(); err != nil {
+			return fmt.Errorf("%s cannot run trials on one reused cluster: %w; run them with trials.mode %s (a fresh cluster per trial, the default)", l.Kind(), err, scenario.TrialsFresh)
+		}
+	}
+	return nil
+}
+
 // trialDir is trial k's directory name under the parent.
 func trialDir(k int) string { return fmt.Sprintf("trial-%02d", k) }
 
@@ -110,8 +130,12 @@ func RunTrials(ctx context.Context, s ScenarioSpec, t TrialsSpec) (out *TrialsOu
 	}
 	probe.Err = nil
 	probe.FillDefaults()
-	if _, err := newScenarioRun(&probe); err != nil {
+	pr, err := newScenarioRun(&probe)
+	if err != nil {
 		return nil, err
+	}
+	if err := checkReuse(pr.tgt.Launcher, t.Mode); err != nil {
+		return nil, &InvalidError{Err: fmt.Errorf("%s: field trials.mode: %w", s.File, err)}
 	}
 	env := rundir.HostEnv(s.Version, s.Commit)
 	env.Target = s.Scenario.Target.Kind

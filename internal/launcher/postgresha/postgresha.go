@@ -83,6 +83,20 @@ var _ launcher.Launcher = Launcher{}
 // Kind implements launcher.Launcher.
 func (Launcher) Kind() string { return Kind }
 
+// RefuseTrialReuse says why one postgres-ha cluster cannot serve several
+// trials of a scenario (experiment's trials mode reuse refuses it before
+// anything starts). Seen on 2026-11-27 (docs/results/failover-compare.md):
+// after the first trial's failover (n1's postgres killed, n2 promoted,
+// n1 rewound to a standby), killing n2's postgres in the second trial left
+// pg_auto_failover 2.0's monitor with every data node in report_lsn and
+// the old primary n2 assigned fast_forward with its postgres not running;
+// the cluster never elected a primary again (not healthy within 5
+// minutes, the monitor not answering faultbench's health checks for a
+// while). A fresh cluster per trial has no such history.
+func (Launcher) RefuseTrialReuse() error {
+	return errors.New("after a failover, a second failover on the same pg_auto_failover cluster wedged it (every data node in report_lsn, the old primary in fast_forward without its postgres, no primary for 5 minutes)")
+}
+
 // nodePlan is where one pg_autoctl service lives.
 type nodePlan struct {
 	name    string // monitor, n1, ...

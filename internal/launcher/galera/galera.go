@@ -351,16 +351,15 @@ func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, cfg 
 		}
 		select {
 		case <-wctx.Done():
-			if ctx.Err() != nil {
-				// the caller gave up (its own deadline, the end of a run),
-				// not the node: leave it joining, recorded, so that a
-				// later wait or Down finds it (killing it here restarted
-				// its state transfer from scratch on the next start)
-				return fmt.Errorf("%s not Synced after %s, still joining (last: %v %s): %w; see %s",
-					n.Name, time.Since(begun).Round(time.Second), err, st.state, ctx.Err(), n.LogFile)
-			}
+			// the node is stopped either way: a caller that gave up (its
+			// own deadline, the end of a run) starts it again later, and
+			// with its position recovered that start asks for an IST
 			_ = launcher.Kill(context.WithoutCancel(ctx), pid)
 			n.PID, n.Down = 0, true
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s not Synced after %s, when the caller gave up (last: %v %s): %w; see %s",
+					n.Name, time.Since(begun).Round(time.Second), err, st.state, ctx.Err(), n.LogFile)
+			}
 			return fmt.Errorf("%s not Synced within %s (last: %v %s); see %s", n.Name, nodeStartTimeout, err, st.state, n.LogFile)
 		case <-time.After(pollInterval):
 		}

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/runfile"
@@ -79,9 +80,15 @@ type Sampler struct {
 	prevProc map[int]float64 // pid -> ticks
 	prevAt   time.Time
 
-	prevTree    map[int]float64 // the run's processes at the last scan: pid -> ticks
-	prevTreeAt  time.Time
-	prevTreeCPU cpuTimes
+	// the process-tree scans (OtherPct): by Run's scanLoop (async) or, in
+	// a Sampler driven by hand, by sample itself
+	async        bool
+	prevTree     map[int]float64 // the run's processes at the last scan: pid -> ticks
+	prevTreeAt   time.Time
+	prevTreeBusy float64
+	mu           sync.Mutex // guards the two below (async)
+	pendingOther float64    // the last scan's figure, not yet in a sample
+	hasPending   bool
 }
 
 // cpuTimes are /proc/stat's aggregate times: every field, the steal, and
@@ -108,6 +115,16 @@ func (s *Sampler) Run(ctx context.Context, start time.Time, w io.Writer) error {
 	if _, err := s.sample(time.Now()); err != nil {
 		return fmt.Errorf("host load: %w", err)
 	}
+	s.async = true
+	var wg sync.WaitGroup
+	wg.Add(1)
+	sctx, stop := context.WithCancel(ctx)
+	go func() {
+		defer wg.Done()
+		s.scanLoop(sctx)
+	}()
+	defer wg.Wait()
+	defer stop()
 	cw := csv.NewWriter(w)
 	var names []string // node columns, fixed at the first sample
 	if s.Nodes != nil {
@@ -210,34 +227,87 @@ func (s *Sampler) sample(now time.Time) (Sample, error) {
 		}
 	}
 	s.prev, s.prevProc, s.prevAt = ct, procs, now
-	every := s.TreeEvery
-	if every <= 0 {
-		every = time.Second
-	}
-	if s.prevTreeAt.IsZero() || now.Sub(s.prevTreeAt) >= every {
-		roots := append(valuesOf(pids), s.Self)
-		tree, err := treeTicks(s.root(), roots)
-		if err != nil {
+	if s.async {
+		s.mu.Lock()
+		out.OtherPct, out.OtherOK = s.pendingOther, s.hasPending
+		s.hasPending = false
+		s.mu.Unlock()
+	} else if now.Sub(s.prevTreeAt) >= s.treeEvery() {
+		var err error
+		if out.OtherPct, out.OtherOK, err = s.scanOther(now, pids); err != nil {
 			return out, err
 		}
-		if !s.prevTreeAt.IsZero() {
-			secs := now.Sub(s.prevTreeAt).Seconds()
-			var run float64
-			for pid, t := range tree {
-				if old, ok := s.prevTree[pid]; ok && t >= old {
-					run += t - old
-				} else if !ok {
-					run += t // born since the last scan (or joined the tree: a node started again)
-				}
-			}
-			if busy := ct.busy - s.prevTreeCPU.busy; secs > 0 {
-				out.OtherPct = max(0, (busy-run)/ClockTicks/secs*100)
-				out.OtherOK = true
-			}
-		}
-		s.prevTree, s.prevTreeAt, s.prevTreeCPU = tree, now, ct
 	}
 	return out, nil
+}
+
+func (s *Sampler) treeEvery() time.Duration {
+	if s.TreeEvery <= 0 {
+		return time.Second
+	}
+	return s.TreeEvery
+}
+
+// scanOther scans the process trees of the run (faultbench and the nodes
+// of pids) and returns the other processes' CPU since the previous scan
+// (ok false at the first). The machine's busy time is read before and
+// after the scan and the mean taken: a scan on a busy machine takes a
+// while, and the processes' times are read across it.
+func (s *Sampler) scanOther(now time.Time, pids map[string]int) (pct float64, ok bool, err error) {
+	before, err := readCPU(filepath.Join(s.root(), "stat"))
+	if err != nil {
+		return 0, false, err
+	}
+	tree, err := treeTicks(s.root(), append(valuesOf(pids), s.Self))
+	if err != nil {
+		return 0, false, err
+	}
+	after, err := readCPU(filepath.Join(s.root(), "stat"))
+	if err != nil {
+		return 0, false, err
+	}
+	busy := (before.busy + after.busy) / 2
+	if !s.prevTreeAt.IsZero() {
+		var run float64
+		for pid, t := range tree {
+			if old, seen := s.prevTree[pid]; seen && t >= old {
+				run += t - old
+			} else if !seen {
+				run += t // born since the last scan (or joined the tree: a node started again)
+			}
+		}
+		if secs := now.Sub(s.prevTreeAt).Seconds(); secs > 0 {
+			pct, ok = max(0, (busy-s.prevTreeBusy-run)/ClockTicks/secs*100), true
+		}
+	}
+	s.prevTree, s.prevTreeAt, s.prevTreeBusy = tree, now, busy
+	return pct, ok, nil
+}
+
+// scanLoop scans the process trees every TreeEvery until ctx ends and
+// hands each figure to the next sample (Run's goroutine samples every
+// Interval, and a scan on a busy machine may take longer than that).
+func (s *Sampler) scanLoop(ctx context.Context) {
+	tick := time.NewTicker(s.treeEvery())
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			pids := map[string]int{}
+			if s.Nodes != nil {
+				pids = s.Nodes()
+			}
+			pct, ok, err := s.scanOther(now, pids)
+			if err != nil || !ok {
+				continue
+			}
+			s.mu.Lock()
+			s.pendingOther, s.hasPending = pct, true
+			s.mu.Unlock()
+		}
+	}
 }
 
 // treeTicks scans root (/proc) once and returns the user + system ticks of

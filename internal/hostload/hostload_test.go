@@ -88,7 +88,7 @@ func TestSampleBadProc(t *testing.T) {
 func TestRunAndRead(t *testing.T) {
 	root := t.TempDir()
 	fakeProc(t, root, "0.75", 100, 700, 0, map[int]int{7: 10, 42: 20})
-	s := &Sampler{Root: root, Self: 7, Interval: 20 * time.Millisecond, Nodes: func() map[string]int { return map[string]int{"n1": 42, "n2": 99} }}
+	s := &Sampler{Root: root, Self: 7, Interval: 20 * time.Millisecond, TreeEvery: 30 * time.Millisecond, Nodes: func() map[string]int { return map[string]int{"n1": 42, "n2": 99} }}
 	path := filepath.Join(t.TempDir(), File)
 	f, err := os.Create(path)
 	if err != nil {
@@ -114,6 +114,16 @@ func TestRunAndRead(t *testing.T) {
 		if i > 0 && ser.AtSec[i] <= ser.AtSec[i-1] {
 			t.Fatalf("times not increasing: %v", ser.AtSec)
 		}
+	}
+	// the tree scans run beside the samples: some samples carry their figure
+	others := 0
+	for _, v := range ser.OtherPct {
+		if !math.IsNaN(v) {
+			others++
+		}
+	}
+	if others == 0 {
+		t.Errorf("other CPU in none of %d samples, want some (a scan every 30 ms)", len(ser.OtherPct))
 	}
 	if _, err := Read(filepath.Join(root, "loadavg")); err == nil {
 		t.Error("a file that is not host.csv: no error")

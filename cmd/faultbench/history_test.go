@@ -92,6 +92,20 @@ func TestFailOnAnomaly(t *testing.T) {
 		return out.String() + errb.String(), code
 	}
 	wl := "../../workloads/workloada"
+	// onceOnTerminal: the checker's verdict is on the terminal once, in
+	// the summary's form ("linearizable verdict: ..."), not also as the
+	// check stage's bare line
+	onceOnTerminal := func(t *testing.T, out string) {
+		t.Helper()
+		if n := strings.Count(out, "linearizable verdict: "); n != 1 {
+			t.Errorf("the verdict is on the terminal %d times, want once:\n%s", n, out)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "linearizable") && strings.Contains(l, "valid=") && !strings.HasPrefix(l, "linearizable verdict: ") {
+				t.Errorf("the check stage printed the verdict too: %q\n%s", l, out)
+			}
+		}
+	}
 	verdictOf := func(t *testing.T, runs string) verdict.Valid {
 		t.Helper()
 		dirs, _ := filepath.Glob(filepath.Join(runs, "*", "summary.json"))
@@ -137,6 +151,7 @@ func TestFailOnAnomaly(t *testing.T) {
 			if v := verdictOf(t, runs); v != tc.valid {
 				t.Errorf("valid=%s, want %s", v, tc.valid)
 			}
+			onceOnTerminal(t, out)
 		})
 		t.Run("scenario "+tc.name, func(t *testing.T) {
 			runs := t.TempDir()
@@ -157,6 +172,7 @@ func TestFailOnAnomaly(t *testing.T) {
 			if v := verdictOf(t, runs); v != tc.valid {
 				t.Errorf("valid=%s, want %s", v, tc.valid)
 			}
+			onceOnTerminal(t, out)
 		})
 	}
 	for _, tc := range []struct {

@@ -137,8 +137,8 @@ func (r *scenarioRun) runCheck(ctx context.Context, c program.Check) {
 // every key the history wrote is read back into the history (final reads),
 // and histcheck.LostWrites judges every acknowledged write against its
 // key's final state. The verdict goes to summary.json's checks.lost-writes
-// and the terminal; checks_passed.lost-writes is true only when both modes
-// pass.
+// (and so to the terminal's summary, report.WriteScenarioSummary);
+// checks_passed.lost-writes is true only when both modes pass.
 func (r *scenarioRun) perOperationLostWrites(ctx context.Context) {
 	if r.prep.Workload.Program() != nil || !RecordsHistory(r.prep.Workload, r.prep.Settings) || r.outcome == nil {
 		return
@@ -164,5 +164,4 @@ func (r *scenarioRun) perOperationLostWrites(ctx context.Context) {
 	if v.Valid == verdict.False {
 		r.sum.Errors = append(r.sum.Errors, v.Line())
 	}
-	fmt.Fprintln(r.s.Err, v.Line())
 }

@@ -563,10 +563,14 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	if !s.Quiet {
 		s.Out.Write(summary.Bytes())
+		report.WriteVerdicts(s.Out, out.Verdicts.byName())
 		if n := notFound(out.Totals); n > 0 && s.Phase == runner.Run {
 			fmt.Fprintf(s.Err, "note: %d operations returned NOT_FOUND (a key that does not exist); if the database was not loaded first (`faultbench load %s ...` with the same recordcount), every read is of a missing key\n", n, s.Target)
 		}
 		fmt.Fprintf(s.Out, "run directory: %s\n", dir)
+	} else {
+		// no summary; the verdicts still reach the terminal, once
+		report.WriteVerdicts(s.Err, out.Verdicts.byName())
 	}
 	rout := s.Out
 	if s.Quiet {

@@ -212,12 +212,23 @@ func (h HistoryVerdicts) Anomalous() bool {
 	return false
 }
 
+// byName is h's verdicts as report.WriteVerdicts prints them.
+func (h HistoryVerdicts) byName() map[string]*verdict.Verdict {
+	out := make(map[string]*verdict.Verdict, len(h.Verdicts))
+	for name, v := range h.Verdicts {
+		out[name] = &v
+	}
+	return out
+}
+
 // RunHistoryChecks runs each history checker of names over the run
 // directory dir's history.jsonl (histcheck.CheckPath: the verdict is
-// written to dir/checks/<name>.json too, drawings next to it) and prints
-// each verdict's line to out. A checker that cannot judge the history (it
-// is missing, unreadable, or not of the checker's kind) has an error and
-// no verdict.
+// written to dir/checks/<name>.json too, drawings next to it), printing
+// to out which checker it is at ("checking NAME on history.jsonl ...");
+// the verdicts are printed once, by the caller's summary
+// (report.WriteVerdicts). A checker that cannot judge the history (it is
+// missing, unreadable, or not of the checker's kind) has an error, printed
+// to out, and no verdict.
 func RunHistoryChecks(ctx context.Context, dir string, names []string, opts histcheck.Options, out io.Writer) HistoryVerdicts {
 	res := HistoryVerdicts{Verdicts: map[string]verdict.Verdict{}}
 	for _, name := range names {
@@ -232,7 +243,6 @@ func RunHistoryChecks(ctx context.Context, dir string, names []string, opts hist
 			continue
 		}
 		res.Verdicts[name] = r.Verdict
-		fmt.Fprintln(out, r.Verdict.Line())
 	}
 	return res
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/faultbench/faultbench/internal/history"
 	"github.com/faultbench/faultbench/internal/outcome"
 	"github.com/faultbench/faultbench/internal/properties"
+	"github.com/faultbench/faultbench/internal/report"
 	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/internal/targets"
@@ -230,8 +231,16 @@ func TestHistoryScenario(t *testing.T) {
 			if passed, ran := sum.Checks["linearizable"]; !ran || passed != (tc.want == verdict.True) {
 				t.Errorf("checks_passed %v", sum.Checks)
 			}
-			if !strings.Contains(out, v.Line()) {
-				t.Errorf("terminal lacks the verdict line %q:\n%s", v.Line(), out)
+			// the verdict once, in the summary's form; the check stage
+			// only says what it checks
+			if n := strings.Count(out, report.VerdictLine(&v)); n != 1 {
+				t.Errorf("terminal has the verdict line %q %d times, want once:\n%s", report.VerdictLine(&v), n, out)
+			}
+			if strings.Contains(out, "\n"+v.Line()+"\n") {
+				t.Errorf("terminal has the check stage's verdict line %q besides the summary's:\n%s", v.Line(), out)
+			}
+			if !strings.Contains(out, "checking linearizable on history.jsonl ...") {
+				t.Errorf("terminal lacks the check stage's progress line:\n%s", out)
 			}
 			if _, err := os.Stat(filepath.Join(res.Dir, "checks", "linearizable.json")); err != nil {
 				t.Errorf("the verdict file: %v", err)

@@ -53,11 +53,23 @@ func main() {
 	value := string(make([]byte, *size))
 	key := func(i int) string { return "/etcdloop/user" + strconv.Itoa(i) }
 	ctx := context.Background()
-	for i := 0; i < *records; i++ {
-		if _, err := cli.Put(ctx, key(i), value); err != nil {
-			fmt.Fprintln(os.Stderr, "etcdloop: load:", err)
-			os.Exit(1)
-		}
+	// the load (not timed) on every goroutine: a serial one took most of a short round
+	var loadErr atomic.Pointer[error]
+	var lwg sync.WaitGroup
+	for t := 0; t < *threads; t++ {
+		lwg.Go(func() {
+			for i := t; i < *records; i += *threads {
+				if _, err := cli.Put(ctx, key(i), value); err != nil {
+					loadErr.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	lwg.Wait()
+	if err := loadErr.Load(); err != nil {
+		fmt.Fprintln(os.Stderr, "etcdloop: load:", *err)
+		os.Exit(1)
 	}
 
 	var ops, fails atomic.Int64

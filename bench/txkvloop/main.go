@@ -69,17 +69,28 @@ func run(coordinator string, threads, records int, duration time.Duration) error
 		fields["field"+strconv.Itoa(i)] = make([]byte, 100)
 	}
 	key := func(i int) string { return "user" + strconv.Itoa(i) }
-	for i := 0; i < records; i++ {
-		t, err := cli.Begin(ctx)
-		if err != nil {
-			return fmt.Errorf("load: %w", err)
-		}
-		if err := t.Write(table, key(i), fields); err != nil {
-			return fmt.Errorf("load: %w", err)
-		}
-		if _, err := t.Commit(ctx); err != nil {
-			return fmt.Errorf("load: %w", err)
-		}
+	// the load (not timed) on every goroutine: a serial one took most of a short round
+	var loadErr atomic.Pointer[error]
+	var lwg sync.WaitGroup
+	for g := range threads {
+		lwg.Go(func() {
+			for i := g; i < records; i += threads {
+				t, err := cli.Begin(ctx)
+				if err == nil {
+					if err = t.Write(table, key(i), fields); err == nil {
+						_, err = t.Commit(ctx)
+					}
+				}
+				if err != nil {
+					loadErr.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	lwg.Wait()
+	if err := loadErr.Load(); err != nil {
+		return fmt.Errorf("load: %w", *err)
 	}
 
 	var ops, fails atomic.Int64

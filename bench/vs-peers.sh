@@ -126,12 +126,13 @@ freeport() {
   done
   echo "no free port" >&2; return 1
 }
-# up KIND NAME [ARGS...]: faultbench cluster up; prints node n1's address
+# up KIND NAME [ARGS...]: faultbench cluster up; sets addr to node n1's (or the coordinator's)
+# address. Not in a command substitution: the cluster must be recorded for the cleanup.
 up() {
   local kind=$1 name=$2; shift 2
-  "$BIN" cluster up "$kind" --dir "$work/$name" --state-dir "$work/state" --name "$name" "$@" >/dev/null
   clusters+=("$kind $name")
-  "$BIN" cluster status "$kind" --state-dir "$work/state" --name "$name" | awk '$1 == "n1" || $1 == "coord" {print $5; exit}'
+  "$BIN" cluster up "$kind" --dir "$work/$name" --state-dir "$work/state" --name "$name" "$@" >/dev/null
+  addr=$("$BIN" cluster status "$kind" --state-dir "$work/state" --name "$name" | awk '$1 == "n1" || $1 == "coord" {print $5; exit}')
 }
 skip() { echo "$1: skipped: $2"; echo "$1|skipped|$2" >>"$work/skipped"; }
 
@@ -171,9 +172,9 @@ fi
 # ---------------------------------------------------------------- etcd, txkv: bare loops of the same client
 # loop KIND PAIR LOOPDIR ADDRKEY LOOPFLAG NODES
 loop() {
-  local kind=$1 p=$2 dir=$3 key=$4 flag=$5 nodes=$6 addr
+  local kind=$1 p=$2 dir=$3 key=$4 flag=$5 nodes=$6
   go build -o "$work/$p-loop" "./bench/$dir"
-  addr=$(up "$kind" "b$p" --nodes "$nodes")
+  up "$kind" "b$p" --nodes "$nodes"
   echo "$p: $kind ($nodes node(s), started by faultbench) at $addr, $KV_RECORDS records"
   pair "$p" "$dir" loop "workload A vs bench/$dir (the same client library and calls, nothing else)"
   "$BIN" load "$kind" -P workloads/workloada -p recordcount="$KV_RECORDS" -p "$key=$addr" -threads 16 -q --runs "$work/runs" --name "load$p"
@@ -267,7 +268,7 @@ if want mariadb; then
   if [ "$(id -u)" -ne 0 ] || ! command -v mariadbd >/dev/null || ! command -v sysbench >/dev/null; then
     skip mariadb "needs root, MariaDB and sysbench (scripts/setup.sh --only galera, --only sysbench)"
   else
-    addr=$(up galera bmaria --nodes 1)
+    up galera bmaria --nodes 1
     host=${addr%:*} port=${addr##*:}
     echo "mariadb: MariaDB $(mariadbd --version | awk '{print $3}') (one Galera node, started by faultbench) at $addr, $SQL_RECORDS records"
     my() { mariadb -h "$host" -P "$port" -u faultbench -N -B faultbench "$@"; }
@@ -315,7 +316,7 @@ if want cassandra; then
   if [ -z "$stress" ] || [ ! -x "$stress" ]; then
     skip cassandra "no cassandra-stress: the cached Cassandra ($(ls -d "$HOME"/.cache/faultbench/cassandra-* 2>/dev/null | head -1 || echo none)) keeps lib/ only, whose jars have no org.apache.cassandra.stress; set CASSANDRA_STRESS=/path/to/tools/bin/cassandra-stress"
   else
-    addr=$(up cassandra bcass --nodes 1)
+    up cassandra bcass --nodes 1
     host=${addr%:*} port=${addr##*:}
     echo "cassandra: one node (started by faultbench) at $addr, $KV_RECORDS records, consistency ONE both sides"
     pair cassandra cassandra-stress proc "workload A (uniform, consistency ONE) vs cassandra-stress mixed read=1,write=1 (10 columns of 100 bytes, cl=ONE, prepared)"

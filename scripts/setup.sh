@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh — install what faultbench's targets and tools need, idempotently.
 #
-#   scripts/setup.sh                      everything: redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh, fuse
+#   scripts/setup.sh                      everything: redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh, fuse,
+#                                         faketime
 #                                         (make test)
 #   scripts/setup.sh --only demo          what `make demo` needs: Go alone (the demo's etcd members run inside
 #                                         the faultbench binary); installs no system package, touches no service
@@ -17,6 +18,8 @@
 #                                         network namespace; docs/distributed.md)
 #   scripts/setup.sh --only fuse          Debian's fuse3 (fusermount3: the file-system layer of disk faults,
 #                                         `cluster up --disk-faults`; docs/faults.md)
+#   scripts/setup.sh --only faketime      Debian's libfaketime (libfaketime.so.1: the clock faults' preload,
+#                                         `cluster up --clock-faults`; docs/faults.md)
 #
 # Installs only what is missing (apt-get update first, and only then), runs
 # as root or through sudo, and prints nothing when all went well. A system
@@ -326,11 +329,25 @@ setup_fuse() {
 	fi
 }
 
+setup_faketime() {
+	# libfaketime.so.1: nodes started for clock faults (internal/launcher,
+	# option clock: faketime) run with it preloaded
+	local lib
+	for lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+		[ -f "$lib" ] && return 0
+	done
+	apt_install libfaketime
+	for lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+		[ -f "$lib" ] && return 0
+	done
+	die "libfaketime.so.1 still missing after installing libfaketime"
+}
+
 only=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--only)
-		[ $# -ge 2 ] || die "--only needs one of: demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh, fuse"
+		[ $# -ge 2 ] || die "--only needs one of: demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh, fuse, faketime"
 		only=$2
 		shift 2
 		;;
@@ -359,6 +376,7 @@ case "$only" in
 	setup_sysbench
 	setup_ssh
 	setup_fuse
+	setup_faketime
 	;;
 demo) setup_demo ;;
 redis) setup_redis ;;
@@ -370,5 +388,6 @@ chromium) setup_chromium ;;
 sysbench) setup_sysbench ;;
 ssh) setup_ssh ;;
 fuse) setup_fuse ;;
-*) die "--only $only: want demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh or fuse" ;;
+faketime) setup_faketime ;;
+*) die "--only $only: want demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh, fuse or faketime" ;;
 esac

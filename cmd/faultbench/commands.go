@@ -249,6 +249,7 @@ const clusterExamples = `  faultbench cluster up etcd --nodes 3
   faultbench cluster up txkv --servers 3                  # coordinator + 3 region servers
   faultbench cluster up etcd --nodes 5 --net              # each member in its own network namespace (root)
   faultbench cluster up etcd --disk-faults                # each member's data on a FUSE layer: power-loss, disk-delay ...
+  faultbench cluster up redis --clock-faults              # the server under libfaketime: clock-offset, clock-bump ...
   faultbench cluster up cassandra --nodes 3 --rf 3
   faultbench cluster up etcd --hosts hosts.yaml         # a member on each node host of the inventory, over SSH
   faultbench cluster status etcd
@@ -281,6 +282,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	acceptNew := fs.Bool("accept-new-host-keys", false, "--hosts: add the SSH host keys of hosts not yet in known_hosts (a changed key is refused anyway)")
 	netNS := fs.Bool("net", false, "up: every node in a network namespace of its own (198.18.0.0/15, needs root), for network faults (docs/faults.md)")
 	diskFaults := fs.Bool("disk-faults", false, "up: every node's data directory on a FUSE layer of its own, for power-loss and disk faults (docs/faults.md; the same as -o disk=fuse)")
+	clockFaults := fs.Bool("clock-faults", false, "up: every node under libfaketime with a clock of its own, for clock faults; C and JVM kinds only (docs/faults.md; the same as -o clock=faketime)")
 	var opts listFlag
 	fs.Var(&opts, "o", "launcher option `key=value` (repeatable), see docs/targets-*.md")
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where clusters are recorded")
@@ -371,7 +373,7 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 				return usagef("--%s is for `cluster up %s`, not `cluster %s`", name, of.owner.Kind, action)
 			}
 		}
-		for _, f := range []string{"nodes", "replicas", "dir", "o", "keep-data", "net", "disk-faults", "hosts", "accept-new-host-keys"} {
+		for _, f := range []string{"nodes", "replicas", "dir", "o", "keep-data", "net", "disk-faults", "clock-faults", "hosts", "accept-new-host-keys"} {
 			if set[f] && !(f == "keep-data" && action == "down") {
 				return usagef("--%s is for `cluster up`, not `cluster %s`", f, action)
 			}
@@ -389,6 +391,9 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 		}
 		if *diskFaults {
 			o[clusterctl.OptDisk] = clusterctl.DiskFuse
+		}
+		if *clockFaults {
+			o[launcher.OptClock] = launcher.ClockFaketime
 		}
 		spec := launcher.Spec{Name: cname, Nodes: *nodes, Replicas: *replicas, Dir: *dir, Detached: true, KeepData: *keep, Options: o}
 		if err := a.upOnHosts(kind, *hostsFile, *acceptNew, set, env, &spec); err != nil {

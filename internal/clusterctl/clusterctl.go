@@ -78,6 +78,9 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 	if err := t.CheckDiskLayer(spec.Options); err != nil {
 		return nil, err
 	}
+	if err := checkClock(t, spec); err != nil {
+		return nil, err
+	}
 	env, nw, err := m.netEnv(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s cluster: %w", kind, err)
@@ -85,12 +88,14 @@ func (m *Manager) Up(ctx context.Context, kind string, spec launcher.Spec) (*lau
 	if env, err = diskEnv(env, spec.Options); err != nil {
 		return nil, fmt.Errorf("starting %s cluster: %w", kind, err)
 	}
+	env = clockEnv(env, spec.Options)
 	c, err := t.Launcher.Up(ctx, env, launcherSpec(spec))
 	if c != nil {
 		c.Name = spec.Name
 		c.Detached = spec.Detached
 		c.OwnerPID = os.Getpid()
 		recordDisk(c, spec.Options)
+		recordClock(c, spec.Options)
 		if err == nil {
 			err = syncDisks(ctx, c)
 		}
@@ -142,6 +147,9 @@ func (m *Manager) Down(ctx context.Context, name string) error {
 }
 
 func (m *Manager) down(ctx context.Context, c *launcher.Cluster) error {
+	if err := releaseCgroups(c); err != nil {
+		return fmt.Errorf("cluster %s: %w", c.Name, err)
+	}
 	if err := launcher.Down(ctx, c, m.Grace); err != nil {
 		_ = m.Store.Save(c)
 		return fmt.Errorf("cluster %s: %w", c.Name, err)
@@ -247,6 +255,19 @@ func (m *Manager) Cleanup(ctx context.Context, all bool, w io.Writer) error {
 	var out []error
 	out = append(out, errs...)
 	n := 0
+	// the slow-node faults' cgroups first: a frozen process dies of
+	// SIGKILL only once thawed
+	var keep []string // clusters left running, with their faults
+	for _, c := range cs {
+		if !all && !c.Leftover() {
+			keep = append(keep, c.Name)
+		}
+	}
+	removed, err := cleanupCgroups(keep, w)
+	n += removed
+	if err != nil {
+		out = append(out, err)
+	}
 	for _, c := range cs {
 		if !all && !c.Leftover() {
 			if len(c.RunningNodes()) > 0 {
@@ -267,7 +288,7 @@ func (m *Manager) Cleanup(ctx context.Context, all bool, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "removed %s (%s): stopped %d processes [%s], removed %s%s\n", c.Name, c.Kind, len(running), strings.Join(pids, " "), c.Dir, netText)
 	}
-	removed, err := m.cleanupNets(ctx, w)
+	removed, err = m.cleanupNets(ctx, w)
 	n += removed
 	if err != nil {
 		out = append(out, err)

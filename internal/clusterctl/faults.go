@@ -35,6 +35,7 @@ func (m *Manager) FaultCluster(c *launcher.Cluster, events *event.Log, healthTim
 	if err != nil {
 		return nil, err
 	}
+	env = clockEnv(env, c.Options) // and under libfaketime
 	return &fault.Cluster{Launcher: t.Launcher, Env: env, Cluster: c, Events: events, Save: m.Save, HealthTimeout: healthTimeout}, nil
 }
 

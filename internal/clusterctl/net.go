@@ -141,17 +141,18 @@ func netSummary(c *launcher.Cluster) string {
 	return fmt.Sprintf(", network %s: %d namespaces, %d links, %d rules", st.Subnet, len(st.Namespaces), len(st.Links), len(st.Rules))
 }
 
-// launcherSpec returns spec without the network and disk options, which
+// launcherSpec returns spec without the network, disk and clock options, which
 // are this package's business, not the launcher's.
 func launcherSpec(spec launcher.Spec) launcher.Spec {
 	_, net := spec.Options[OptNet]
 	_, disk := spec.Options[OptDisk]
-	if !net && !disk {
+	_, clock := spec.Options[launcher.OptClock]
+	if !net && !disk && !clock {
 		return spec
 	}
 	o := make(map[string]string, len(spec.Options))
 	for k, v := range spec.Options {
-		if k != OptNet && k != OptNetState && k != OptDisk {
+		if k != OptNet && k != OptNetState && k != OptDisk && k != launcher.OptClock {
 			o[k] = v
 		}
 	}

@@ -163,6 +163,9 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if err := fault.CheckGray(r.steps, sc.Target.Options, tgt.DefaultVictim); err != nil {
 		return nil, &InvalidError{Err: fmt.Errorf("%s: schedule: %w", s.File, err)}
 	}
+	if err := fault.CheckClock(r.steps, sc.Target.Options, tgt.LibcClock, launcher.ErrGoClock); err != nil {
+		return nil, &InvalidError{Err: fmt.Errorf("%s: schedule: %w (see %s)", s.File, err, tgt.Docs)}
+	}
 	if r.base, err = s.BaseProperties(tgt); err != nil {
 		return nil, &InvalidError{Err: err}
 	}

@@ -138,6 +138,8 @@ func NewRegistry() *Registry {
 	r.m[ActionRemoveNode] = func() Fault { return &removeNodeFault{} }
 	registerDisk(r)
 	registerGray(r)
+	registerClock(r)
+	registerSlow(r)
 	return r
 }
 

@@ -546,7 +546,7 @@ func RestoreAll(ctx context.Context, t *Cluster) error {
 	sortNames(toStart)
 	const label = "restore-all"
 	var errs []error
-	errs = append(errs, healNetwork(ctx, t, label), healDisks(ctx, t, label))
+	errs = append(errs, healNetwork(ctx, t, label), healDisks(ctx, t, label), resetAllClocks(ctx, t, label), restoreAllSlow(ctx, t, label))
 	if len(toResume) > 0 {
 		_, err := execute(ctx, t, &resumeFault{}, builtinKind(ActionResume), toResume, "resume "+joinNodes(toResume), label)
 		errs = append(errs, err)
@@ -635,6 +635,15 @@ func ApplyStep(ctx context.Context, t *Cluster, reg *Registry, st Step) ([]strin
 	if err := configure(reg, f, &st, ""); err != nil {
 		return nil, fmt.Errorf("%s: %w", action, err)
 	}
+	h, holds := f.(applyHolder)
+	if holds {
+		if err := h.checkApply(); err != nil {
+			return nil, err
+		}
+	}
 	_, err = execute(ctx, t, f, reg.kindOf(action), nodes, fmt.Sprintf("%s %s%s", action, selector, paramsText(st.Params)), "")
+	if holds && err == nil {
+		err = h.holdApply(ctx)
+	}
 	return nodes, err
 }

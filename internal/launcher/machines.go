@@ -59,13 +59,13 @@ func (c *Cluster) Machines() (map[string]string, []string) {
 const NetOptionKey = "net"
 
 // OwnOptions returns the recorded options of a cluster without the cluster
-// network's keys (NetOptionKey and NetOptionKey.*) and the disk layer's
-// (diskfs.OptDisk), which belong to the cluster manager: what a launcher
-// reads back with its own option parser.
+// network's keys (NetOptionKey and NetOptionKey.*), the disk layer's
+// (diskfs.OptDisk) and the clock faults' (OptClock), which belong to the
+// cluster manager: what a launcher reads back with its own option parser.
 func OwnOptions(opts map[string]string) map[string]string {
 	out := make(map[string]string, len(opts))
 	for k, v := range opts {
-		if k == NetOptionKey || strings.HasPrefix(k, NetOptionKey+".") || k == diskfs.OptDisk {
+		if k == NetOptionKey || strings.HasPrefix(k, NetOptionKey+".") || k == diskfs.OptDisk || k == OptClock {
 			continue
 		}
 		out[k] = v

@@ -36,6 +36,11 @@ type Env struct {
 	// every node of this machine before SpawnNode starts it (disk faults,
 	// internal/diskfs); nil: nodes use their directories as they are.
 	Disk DiskLayer
+	// Clock, if set, starts every node program (not faultbench's own
+	// processes) under libfaketime with a control file of its own, for
+	// clock faults (see ClockEnviron, WithClock); false: nodes start as
+	// they are, at no cost.
+	Clock bool
 
 	spawnReq chan spawnReq
 	mu       sync.Mutex
@@ -97,7 +102,12 @@ func (e *Env) Spawn(argv []string, logFile string, detached bool) (int, error) {
 		return 0, fmt.Errorf("spawn %s: %w", argv[0], err)
 	}
 	defer lf.Close()
+	environ, err := e.clockEnviron(argv, logFile)
+	if err != nil {
+		return 0, fmt.Errorf("spawn %s: %w", argv[0], err)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = environ
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.Stdin = nil
 	if detached {

@@ -96,6 +96,11 @@ type Target struct {
 	// starting, the fault package's default for the rest); JVM-based kinds
 	// start slowly, the more so under load.
 	UpTimeout time.Duration
+	// LibcClock says the kind's node programs read the clock through libc
+	// (C and JVM binaries), so clock faults can move it (libfaketime,
+	// launcher.OptClock); false for kinds whose nodes are Go programs run
+	// from the faultbench binary (launcher.ErrGoClock says why).
+	LibcClock bool
 }
 
 // OptionFlag is a `cluster up` flag that sets a launcher option.
@@ -211,6 +216,7 @@ func Entries() []*Target {
 			Docs:            "docs/targets-redis.md",
 			NewDriver:       redisdriver.New,
 			Launcher:        redislauncher.ClusterLauncher{},
+			LibcClock:       true,
 			LauncherOptions: redislauncher.OptionNames(),
 			EndpointKey:     "redis.addr",
 			PropertyPrefix:  "redis.",
@@ -236,6 +242,7 @@ func Entries() []*Target {
 			Docs:            "docs/targets-redis.md",
 			NewDriver:       redisdriver.New,
 			Launcher:        redislauncher.StandaloneLauncher{},
+			LibcClock:       true,
 			LauncherOptions: redislauncher.OptionNames(),
 			EndpointKey:     "redis.addr",
 			PropertyPrefix:  "redis.",
@@ -254,6 +261,7 @@ func Entries() []*Target {
 			Docs:            "docs/targets-postgres-ha.md",
 			NewDriver:       sqldb.NewPostgres,
 			Launcher:        postgresha.Launcher{},
+			LibcClock:       true,
 			LauncherOptions: postgresha.OptionNames(),
 			EndpointKey:     postgresha.PropHosts,
 			PropertyPrefix:  "postgres.",
@@ -298,6 +306,7 @@ func Entries() []*Target {
 			Docs:            "docs/targets-galera.md",
 			NewDriver:       sqldb.NewGalera,
 			Launcher:        galera.Launcher{},
+			LibcClock:       true,
 			LauncherOptions: galera.OptionNames(),
 			EndpointKey:     "galera.hosts",
 			PropertyPrefix:  "galera.",
@@ -355,6 +364,7 @@ func Entries() []*Target {
 			Docs:      "docs/targets-cassandra.md",
 			NewDriver: cassandradriver.New,
 			Launcher:  cassandralauncher.Launcher{},
+			LibcClock: true,
 			// cassandra.keyspace is a driver property too: no warning for it
 			LauncherOptions: without(cassandralauncher.OptionNames(), cassandralauncher.OptKeyspace),
 			EndpointKey:     cassandradriver.PropHosts,
@@ -520,9 +530,10 @@ func (r *Registry) NodeCommand(name string) (func(context.Context, []string) err
 // OptionKeys returns the launcher option keys a cluster of this kind
 // accepts (`cluster up -o`, a scenario's target.options): the launcher's
 // own, the cluster manager's network key (netns.OptNet, `--net`) and disk
-// key (diskfs.OptDisk, `--disk-faults`).
+// key (diskfs.OptDisk, `--disk-faults`) and clock key (launcher.OptClock,
+// `--clock-faults`).
 func (t *Target) OptionKeys() []string {
-	return append(append([]string(nil), t.LauncherOptions...), netns.OptNet, diskfs.OptDisk)
+	return append(append([]string(nil), t.LauncherOptions...), netns.OptNet, diskfs.OptDisk, launcher.OptClock)
 }
 
 // CheckOptionKey says whether k is one of OptionKeys; its error lists
@@ -548,6 +559,9 @@ func (t *Target) CheckOptionValues(opts map[string]string) error {
 	if err := t.CheckDiskLayer(opts); err != nil {
 		return err
 	}
+	if err := t.CheckClock(opts); err != nil {
+		return err
+	}
 	if !ok || len(opts) == 0 {
 		return nil
 	}
@@ -571,6 +585,18 @@ func (t *Target) CheckDiskLayer(opts map[string]string) error {
 	}
 	if err := d.CheckDiskLayer(launcher.OwnOptions(opts)); err != nil {
 		return fmt.Errorf("option %s=%s: %s launcher: %w (see %s)", diskfs.OptDisk, diskfs.DiskFuse, t.Kind, err, t.Docs)
+	}
+	return nil
+}
+
+// CheckClock refuses clock faults (option launcher.OptClock) on a kind
+// whose nodes do not read the clock through libc, saying why.
+func (t *Target) CheckClock(opts map[string]string) error {
+	if err := launcher.CheckClockOption(opts[launcher.OptClock]); err != nil {
+		return err
+	}
+	if launcher.ClockWanted(opts) && !t.LibcClock {
+		return fmt.Errorf("%s takes no clock faults (option %s=%s, --clock-faults): %w", t.Kind, launcher.OptClock, launcher.ClockFaketime, launcher.ErrGoClock)
 	}
 	return nil
 }

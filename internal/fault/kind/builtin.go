@@ -77,7 +77,7 @@ func builtins() []Kind {
 			return nil
 		}},
 		{Name: "remove-node", Family: Scale, Color: colScale, Params: []Param{streaming}},
-	}, slices.Concat(diskKinds(), grayNetKinds())...)
+	}, slices.Concat(diskKinds(), grayNetKinds(), clockKinds(), slowKinds())...)
 }
 
 // Streaming throttles as ParseStreaming returns them (besides a rate).

@@ -242,9 +242,10 @@ func (g *Group) Add(pids []int) error {
 }
 
 // Procs lists the processes in the group.
-func (g *Group) Procs() ([]int, error) { return procsIn(g.Dir) }
+func (g *Group) Procs() ([]int, error) { return ProcsIn(g.Dir) }
 
-func procsIn(dir string) ([]int, error) {
+// ProcsIn lists the processes in the group of directory dir.
+func ProcsIn(dir string) ([]int, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return nil, fmt.Errorf("cgroup %s: %w", dir, err)

@@ -12,11 +12,14 @@ import (
 )
 
 // cleanupCgroups removes the cgroups of slow-node faults (internal/cgroup,
-// named cgroup.Prefix+CLUSTER-NODE) of every cluster but those in keep
-// (clusters `cleanup` leaves running, whose faults stay in place): their
-// processes move back to the parent cgroups, thawed and unlimited. It
-// reports what it removed to w and returns how many.
-func cleanupCgroups(keep []string, w io.Writer) (int, error) {
+// named cgroup.Prefix+CLUSTER-NODE) of the clusters in gone (those
+// `cleanup` removes), and every such group left empty (its processes died
+// with a killed faultbench): their processes move back to the parent
+// cgroups, thawed and unlimited. A group of another cluster that still
+// holds processes (a `cluster up` cluster with a fault in place, or a run
+// recorded in another state directory) is left alone. It reports what it
+// removed to w and returns how many.
+func cleanupCgroups(gone []string, w io.Writer) (int, error) {
 	if os.Geteuid() != 0 {
 		return 0, nil // no slow-node fault could have made one
 	}
@@ -26,12 +29,13 @@ func cleanupCgroups(keep []string, w io.Writer) (int, error) {
 	}
 	removed, err := sys.CleanupAll(func(dir string) bool {
 		base := filepath.Base(dir)
-		for _, c := range keep {
+		for _, c := range gone {
 			if strings.HasPrefix(base, cgroup.Prefix+c+"-") {
-				return true
+				return false
 			}
 		}
-		return false
+		procs, err := cgroup.ProcsIn(dir)
+		return err != nil || len(procs) > 0
 	})
 	for _, d := range removed {
 		fmt.Fprintf(w, "removed cgroup %s\n", d)

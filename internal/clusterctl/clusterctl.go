@@ -257,13 +257,13 @@ func (m *Manager) Cleanup(ctx context.Context, all bool, w io.Writer) error {
 	n := 0
 	// the slow-node faults' cgroups first: a frozen process dies of
 	// SIGKILL only once thawed
-	var keep []string // clusters left running, with their faults
+	var gone []string // the clusters removed below
 	for _, c := range cs {
-		if !all && !c.Leftover() {
-			keep = append(keep, c.Name)
+		if all || c.Leftover() {
+			gone = append(gone, c.Name)
 		}
 	}
-	removed, err := cleanupCgroups(keep, w)
+	removed, err := cleanupCgroups(gone, w)
 	n += removed
 	if err != nil {
 		out = append(out, err)

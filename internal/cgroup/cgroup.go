@@ -319,6 +319,10 @@ func (g *Group) CPU() (int, error) {
 // memory.high on v2 (the processes are slowed and reclaimed from, never
 // killed), memory.limit_in_bytes on v1, which has no such mark (when the
 // kernel cannot reclaim enough the group's OOM killer acts). 0 removes it.
+// What a group is charged is what its processes allocated (and read into
+// the page cache) since they joined it: the kernel moves no charge with a
+// process (v2 never; v1 no longer, move_charge_at_immigrate being gone
+// from recent kernels).
 func (g *Group) SetMemory(bytes int64) error {
 	if g.v2 {
 		if bytes == 0 {
@@ -596,6 +600,26 @@ func Tree(pid int) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// RSS is the resident memory of pids together (VmRSS), in bytes.
+func RSS(pids []int) int64 {
+	var sum int64
+	for _, p := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				f := strings.Fields(v) // "1234 kB"
+				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil && len(f) == 2 && f[1] == "kB" {
+					sum += n << 10
+				}
+			}
+		}
+	}
+	return sum
 }
 
 func alive(pid int) bool {

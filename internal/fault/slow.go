@@ -129,19 +129,19 @@ func (f *slowFault) Inject(ctx context.Context, t *Cluster, nodes []string) erro
 		}
 		switch f.action {
 		case ActionMemoryPressure:
-			used, err := g.MemoryUsage()
-			if err != nil {
-				return err
-			}
+			// the group is charged what the node allocates from now on (no
+			// charge moves with a process); the default mark is half of
+			// what its processes hold resident now
+			rss := cgroup.RSS(cgroup.Tree(pid))
 			limit := f.limit
 			if limit == 0 {
-				limit = max(used/2, kind.MinMemoryHigh)
+				limit = max(rss/2, kind.MinMemoryHigh)
 			}
 			if err := g.SetMemory(limit); err != nil {
-				return fmt.Errorf("%s: memory mark %d bytes (it uses %d): %w", name, limit, used, err)
+				return fmt.Errorf("%s: memory mark %d bytes: %w", name, limit, err)
 			}
 			f.limits[name] = limit
-			t.emit(event.Note, name, fmt.Sprintf("memory-pressure: %s may use %.1f MiB (it used %.1f MiB)", name, float64(limit)/(1<<20), float64(used)/(1<<20)), "")
+			t.emit(event.Note, name, fmt.Sprintf("memory-pressure: %s may use %.1f MiB more (its processes hold %.1f MiB resident)", name, float64(limit)/(1<<20), float64(rss)/(1<<20)), "")
 		case ActionStall:
 			return g.Freeze(true)
 		}

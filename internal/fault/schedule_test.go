@@ -260,7 +260,7 @@ func TestRegistryUnknownListsKnown(t *testing.T) {
 		if err != nil || f.Name() != a {
 			t.Errorf("New(%s) = %v, %v", a, f, err)
 		}
-		if want := a == ActionStart || a == ActionResume || a == ActionHeal || a == ActionDiskHeal; IsRepair(f) != want {
+		if want := a == ActionStart || a == ActionResume || a == ActionHeal || a == ActionDiskHeal || a == ActionClockReset || a == ActionRestore; IsRepair(f) != want {
 			t.Errorf("IsRepair(%s) = %v", a, IsRepair(f))
 		}
 		if want := a == ActionCrashClient; IsClientFault(f) != want {

@@ -208,14 +208,14 @@ func TestEntryAbilities(t *testing.T) {
 	})
 	t.Run("option keys", func(t *testing.T) {
 		cs, _ := reg.Get("cassandra")
-		for _, k := range []string{"cassandra.rf", "net", "disk"} {
+		for _, k := range []string{"cassandra.rf", "net", "disk", "clock"} {
 			if err := cs.CheckOptionKey(k); err != nil {
 				t.Errorf("CheckOptionKey(%s): %v", k, err)
 			}
 		}
 		err := cs.CheckOptionKey("cassandra.typo")
 		if err == nil || !strings.Contains(err.Error(), "unknown launcher option for cassandra (allowed: ") || !strings.Contains(err.Error(), "cassandra.rf") ||
-			!strings.Contains(err.Error(), "net, disk; see docs/targets-cassandra.md)") {
+			!strings.Contains(err.Error(), "net, disk, clock; see docs/targets-cassandra.md)") {
 			t.Errorf("CheckOptionKey(cassandra.typo) = %v, want the allowed keys and the docs page", err)
 		}
 	})

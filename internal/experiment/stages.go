@@ -166,6 +166,9 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if err := fault.CheckClock(r.steps, sc.Target.Options, tgt.LibcClock, launcher.ErrGoClock); err != nil {
 		return nil, &InvalidError{Err: fmt.Errorf("%s: schedule: %w (see %s)", s.File, err, tgt.Docs)}
 	}
+	if err := fault.CheckSlow(r.steps); err != nil {
+		return nil, &InvalidError{Err: fmt.Errorf("%s: schedule: %w", s.File, err)}
+	}
 	if r.base, err = s.BaseProperties(tgt); err != nil {
 		return nil, &InvalidError{Err: err}
 	}

@@ -282,3 +282,21 @@ func restoreAllSlow(ctx context.Context, t *Cluster, label string) error {
 	_, err = execute(ctx, t, &restoreSlowFault{}, builtinKind(ActionRestore), slow, "restore "+joinNodes(slow), label)
 	return err
 }
+
+// CheckSlow refuses, before anything starts, a schedule with slow-node
+// faults on a machine where they cannot work: not root, or no writable
+// cgroup hierarchy with the controller. Each refused step is named.
+func CheckSlow(sched Schedule) error {
+	ctrls := map[Action]cgroup.Controller{ActionCPUThrottle: cgroup.CPU, ActionMemoryPressure: cgroup.Memory, ActionStall: cgroup.Freezer}
+	var errs []error
+	for i, st := range sched {
+		ctrl, ok := ctrls[st.Action]
+		if !ok {
+			continue
+		}
+		if _, err := openCgroups(ctrl); err != nil {
+			errs = append(errs, fmt.Errorf("schedule step %d (%s): %w", i+1, st, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -185,3 +185,29 @@ func TestStallRedis(t *testing.T) {
 		t.Fatalf("after restore: %q, %v; want the held PING answered", line, err)
 	}
 }
+
+// TestCheckSlow: without root a schedule with a slow-node fault is
+// refused before the run, naming the step; as root on a machine with the
+// cgroups it passes. Which case runs depends on the user running it.
+func TestCheckSlow(t *testing.T) {
+	sched := Schedule{{At: time.Second, Action: ActionCPUThrottle, Node: "n1"}, {At: 2 * time.Second, Action: ActionKill, Node: "n1"}}
+	err := CheckSlow(sched)
+	if os.Geteuid() != 0 {
+		if err == nil || !strings.Contains(err.Error(), "schedule step 1") || !strings.Contains(err.Error(), "root") {
+			t.Fatalf("CheckSlow as uid %d = %v, want step 1 refused for want of root", os.Geteuid(), err)
+		}
+		return
+	}
+	if _, cerr := openCgroups(cgroup.CPU); cerr != nil {
+		if err == nil {
+			t.Fatalf("CheckSlow passed on a machine without the cpu cgroup: %v", cerr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("CheckSlow as root: %v", err)
+	}
+	if err := CheckSlow(Schedule{{Action: ActionKill, Node: "n1"}}); err != nil {
+		t.Fatalf("CheckSlow without slow faults: %v", err)
+	}
+}

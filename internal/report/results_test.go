@@ -667,13 +667,14 @@ func TestResultsTrialsPages(t *testing.T) {
 	}
 	const page = "failover-compare.md"
 	for _, c := range []struct{ col, set string }{
-		{"etcd", "20261127T044708Z-failover-etcd"},
-		{"Redis Cluster", "20261127T045318Z-failover-redis-cluster"},
-		{"postgres-ha", "20261127T045916Z-failover-postgres-ha"},
-		{"Galera", "20261127T050941Z-failover-galera"},
+		{"etcd", "20261127T080526Z-failover-etcd"},
+		{"Redis Cluster", "20261127T081305Z-failover-redis-cluster"},
+		{"Redis Cluster, runner.wake=sleep", "20261127T083647Z-failover-redis-cluster"},
+		{"Galera", "20261127T084336Z-failover-galera"},
+		{"postgres-ha", "20261127T085133Z-failover-postgres-ha"},
 	} {
 		t.Run(c.col, func(t *testing.T) {
-			dir := filepath.Join(resultsData, "failover-compare-trials", c.set)
+			dir := filepath.Join(resultsData, "failover-compare-trials2", c.set)
 			b, err := runfile.ReadFile(filepath.Join(dir, "summary.json"))
 			if err != nil {
 				t.Fatal(err)

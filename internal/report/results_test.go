@@ -672,6 +672,7 @@ func TestResultsTrialsPages(t *testing.T) {
 		{"Redis Cluster, runner.wake=sleep", "20261127T083647Z-failover-redis-cluster"},
 		{"Galera", "20261127T084336Z-failover-galera"},
 		{"postgres-ha", "20261127T085133Z-failover-postgres-ha"},
+		{"Cassandra", "20261127T090112Z-failover-cassandra"},
 	} {
 		t.Run(c.col, func(t *testing.T) {
 			dir := filepath.Join(resultsData, "failover-compare-trials2", c.set)

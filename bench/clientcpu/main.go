@@ -24,11 +24,12 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on Linux
@@ -107,24 +108,11 @@ func run(out string, argv []string) (int, error) {
 }
 
 // cpuTicks returns utime + stime + cutime + cstime (fields 14-17) of a
-// /proc/PID/stat line. The command name (field 2) is in parentheses and
-// may hold spaces, so the fields are counted from the last ')'.
+// /proc/PID/stat line.
 func cpuTicks(stat string) (int64, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc stat %q: no command name", stat)
+	s, err := procstat.Parse([]byte(stat))
+	if err != nil {
+		return 0, err
 	}
-	f := strings.Fields(stat[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 15 {
-		return 0, fmt.Errorf("/proc stat %q: %d fields", stat, len(f)+2)
-	}
-	var sum int64
-	for _, s := range f[11:15] { // fields 14..17
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc stat field %q: %w", s, err)
-		}
-		sum += v
-	}
-	return sum, nil
+	return int64(s.UTime + s.STime + s.CUTime + s.CSTime), nil
 }

@@ -16,7 +16,7 @@ func TestCPUTicks(t *testing.T) {
 		wantErr    bool
 	}{
 		{"command name with spaces and parentheses", line, 290, false},
-		{"plain", "1 (init) S 0 1 1 0 -1 0 0 0 0 0 5 6 7 8 20 0", 26, false},
+		{"plain", "1 (init) S 0 1 1 0 -1 0 0 0 0 0 5 6 7 8 20 0 1 0 9 0 0", 26, false},
 		{"no command name", "1 init S 0 1 1 0 -1 0 0 0 0 0 5 6 7 8", 0, true},
 		{"too few fields", "1 (x) S 0 1 1 0 -1 0 0 0 0 0 5 6", 0, true},
 		{"not a number", "1 (x) S 0 1 1 0 -1 0 0 0 0 0 5 six 7 8 20", 0, true},

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 // Prefix starts the name of every group this package creates.
@@ -556,49 +558,16 @@ func findGroups(dir string, depth int) []string {
 // Tree returns pid, its descendants and the other members of its process
 // group, the processes of a node started as one process group.
 func Tree(pid int) []int {
-	ents, err := os.ReadDir("/proc")
+	tab, err := procstat.Scan(procstat.Root)
 	if err != nil {
 		return []int{pid}
 	}
-	type st struct{ ppid, pgrp int }
-	procs := map[int]st{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:]) // state ppid pgrp ...
-		if len(f) < 3 || f[0][0] == 'Z' || f[0][0] == 'X' {
-			continue
-		}
-		pp, err1 := strconv.Atoi(string(f[1]))
-		pg, err2 := strconv.Atoi(string(f[2]))
-		if err1 == nil && err2 == nil {
-			procs[p] = st{pp, pg}
-		}
+	live := tab.Live()
+	out := live.Tree(append([]int{pid}, live.Group(pid)...)...)
+	if !slices.Contains(out, pid) {
+		out = append(out, pid)
+		slices.Sort(out)
 	}
-	in := map[int]bool{pid: true}
-	for changed := true; changed; {
-		changed = false
-		for p, s := range procs {
-			if !in[p] && (in[s.ppid] || s.pgrp == pid) {
-				in[p], changed = true, true
-			}
-		}
-	}
-	out := make([]int, 0, len(in))
-	for p := range in {
-		out = append(out, p)
-	}
-	slices.Sort(out)
 	return out
 }
 

@@ -1,15 +1,15 @@
 package cgroup
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 func TestParseMountinfo(t *testing.T) {
@@ -43,22 +43,19 @@ func TestParseMountinfo(t *testing.T) {
 // cpuTicks is pid's user and system CPU time in clock ticks.
 func cpuTicks(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	s, err := procstat.Read(procstat.Root, pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := bytes.Fields(b[bytes.LastIndexByte(b, ')')+2:])
-	u, _ := strconv.ParseInt(string(f[11]), 10, 64)
-	s, _ := strconv.ParseInt(string(f[12]), 10, 64)
-	return u + s
+	return int64(s.CPU())
 }
 
 func procState(t *testing.T, pid int) byte {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	s, err := procstat.Read(procstat.Root, pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b[bytes.LastIndexByte(b, ')')+2]
+	return s.State
 }
 
 // busy starts a process that burns CPU (yes into /dev/null), stopped at

@@ -1,19 +1,17 @@
 package fault
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/diskfs"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 // Disk fault actions. They need the file-system layer under every node's
@@ -294,30 +292,7 @@ func descendsFrom(pid, anc int) bool {
 	if g, err := syscall.Getpgid(pid); err == nil && g == anc {
 		return true
 	}
-	for range 64 {
-		if pid == anc {
-			return true
-		}
-		if pid <= 1 {
-			return false
-		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			return false
-		}
-		f := bytes.Fields(b[i+1:]) // state ppid ...
-		if len(f) < 2 {
-			return false
-		}
-		if pid, err = strconv.Atoi(string(f[1])); err != nil {
-			return false
-		}
-	}
-	return false
+	return procstat.DescendsFrom(procstat.Root, pid, anc, 64)
 }
 
 func (*powerLossFault) Cleanup(context.Context, *Cluster, []string) error { return nil }
@@ -401,32 +376,11 @@ func groupAlive(pgid int) bool {
 	if launcher.Alive(pgid) {
 		return true
 	}
-	ents, err := os.ReadDir("/proc")
+	tab, err := procstat.Scan(procstat.Root)
 	if err != nil {
 		return false
 	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:]) // state ppid pgrp ...
-		if len(f) < 3 || f[0][0] == 'Z' || f[0][0] == 'X' {
-			continue
-		}
-		if g, err := strconv.Atoi(string(f[2])); err == nil && g == pgid && pid != 0 {
-			return true
-		}
-	}
-	return false
+	return len(tab.Live().Group(pgid)) > 0
 }
 
 // healDisks clears the disk faults left on any node of a cluster with the

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/procstat"
 	"github.com/faultbench/faultbench/internal/runfile"
 )
 
@@ -201,8 +202,8 @@ func (s *Sampler) sample(now time.Time) (Sample, error) {
 		pids = s.Nodes()
 	}
 	for _, pid := range append(valuesOf(pids), s.Self) {
-		if t, err := readProcTicks(filepath.Join(s.root(), strconv.Itoa(pid), "stat")); err == nil {
-			procs[pid] = t
+		if st, err := procstat.Read(s.root(), pid); err == nil {
+			procs[pid] = float64(st.CPU())
 		}
 	}
 	if !s.prevAt.IsZero() {
@@ -314,35 +315,13 @@ func (s *Sampler) scanLoop(ctx context.Context) {
 // every process in the trees of roots: the roots and their descendants by
 // parent pid.
 func treeTicks(root string, roots []int) (map[int]float64, error) {
-	ents, err := os.ReadDir(root)
+	tab, err := procstat.Scan(root)
 	if err != nil {
 		return nil, err
 	}
-	children := map[int][]int{}
-	ticks := map[int]float64{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := readProcStat(filepath.Join(root, e.Name(), "stat"))
-		if err != nil {
-			continue // gone since the listing
-		}
-		children[st.ppid] = append(children[st.ppid], pid)
-		ticks[pid] = st.ticks
-	}
 	out := map[int]float64{}
-	queue := append([]int(nil), roots...)
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		t, ok := ticks[pid]
-		if _, seen := out[pid]; seen || !ok {
-			continue
-		}
-		out[pid] = t
-		queue = append(queue, children[pid]...)
+	for _, pid := range tab.Tree(roots...) {
+		out[pid] = float64(tab[pid].CPU())
 	}
 	return out, nil
 }
@@ -393,47 +372,6 @@ func readCPU(path string) (cpuTimes, error) {
 		return t, nil
 	}
 	return cpuTimes{}, errors.New(path + ": no cpu line")
-}
-
-// readProcTicks returns a process's user + system time in clock ticks
-// from /proc/PID/stat.
-func readProcTicks(path string) (float64, error) {
-	st, err := readProcStat(path)
-	return st.ticks, err
-}
-
-// procStat is what the sampler reads of a /proc/PID/stat.
-type procStat struct {
-	ppid  int
-	ticks float64 // user + system time (not the reaped children's)
-}
-
-// readProcStat reads a process's parent (field 4) and user + system time
-// in clock ticks (fields 14 and 15), counted after the command name, which
-// may hold spaces and parentheses.
-func readProcStat(path string) (procStat, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return procStat{}, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStat{}, errors.New(path + ": no command")
-	}
-	fields := strings.Fields(s[i+1:])
-	// fields[0] is field 3 (state), fields[1] field 4 (ppid); utime is
-	// field 14, stime 15
-	if len(fields) < 13 {
-		return procStat{}, errors.New(path + ": too few fields")
-	}
-	ppid, err0 := strconv.Atoi(fields[1])
-	u, err1 := strconv.ParseFloat(fields[11], 64)
-	st, err2 := strconv.ParseFloat(fields[12], 64)
-	if err0 != nil || err1 != nil || err2 != nil {
-		return procStat{}, errors.New(path + ": bad fields")
-	}
-	return procStat{ppid: ppid, ticks: u + st}, nil
 }
 
 // Series is host.csv read back: one row per sample.

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 // Env is what launchers need from the process that runs them: a way to
@@ -148,27 +150,13 @@ func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// state is the field after the parenthesised command name
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	st := b[i+2]
-	return st != 'Z' && st != 'X'
+	return procstat.Alive(pid)
 }
 
 // Stopped reports whether pid is stopped by a signal (SIGSTOP).
 func Stopped(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
+	s, err := procstat.Read(procstat.Root, pid)
+	return err == nil && s.Stopped()
 }
 
 // RunsNode reports whether n's recorded process is alive and is still n's

@@ -152,7 +152,7 @@ func TestLayers(t *testing.T) {
 // own tree (internal/driver/etcd imports internal/driver). A package not
 // listed takes the layer of its nearest listed parent directory.
 var layers = [][]string{
-	{"internal/runfile"}, // below the leaves: how a run directory's files are opened
+	{"internal/runfile", "internal/procstat"}, // below the leaves: how a run directory's files are opened, the /proc/PID/stat parser
 	{"internal/outcome", "internal/properties", "internal/lwtag", "internal/fault/kind", "internal/diskfs", "internal/cgroup", "internal/history", "internal/check/verdict", "internal/stats", "internal/texttable", "internal/netns", "internal/event", "internal/k8s", "internal/txkv", "internal/hostload", "workloads", "scenarios"},
 	{"internal/driver", "internal/launcher", "internal/measure", "internal/workload", "internal/remote",
 		"internal/check/elle", "internal/check/linear", "internal/check/bank", "internal/check/setvis"},

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/procstat"
 	"github.com/faultbench/faultbench/internal/properties"
 )
 
@@ -467,7 +468,7 @@ func (l Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.
 	ctx, cancel := launcher.WithDefaultTimeout(ctx, nodeStartTimeout)
 	defer cancel()
 	if name == MonitorName || strings.HasSuffix(name, KeeperSuffix) {
-		if alive(n.PID) && launcher.RunsNode(n) {
+		if procstat.Alive(n.PID) && launcher.RunsNode(n) {
 			return fmt.Errorf("node %s is already running (pid %d)", name, n.PID)
 		}
 		if err := ensureKeeper(ctx, env, c, cfg, n); err != nil {
@@ -490,7 +491,7 @@ func (l Launcher) StartNode(ctx context.Context, env *launcher.Env, c *launcher.
 	if err != nil {
 		return fmt.Errorf("node %s is not a postgres-ha node", name)
 	}
-	if !alive(k.PID) || !launcher.RunsNode(k) {
+	if !procstat.Alive(k.PID) || !launcher.RunsNode(k) {
 		if err := ensureKeeper(ctx, env, c, cfg, k); err != nil {
 			return err
 		}
@@ -528,7 +529,7 @@ func (Launcher) Refresh(ctx context.Context, c *launcher.Cluster) error {
 		n := &c.Nodes[i]
 		switch {
 		case n.Name == MonitorName || strings.HasSuffix(n.Name, KeeperSuffix):
-			if !alive(n.PID) || !launcher.RunsNode(n) {
+			if !procstat.Alive(n.PID) || !launcher.RunsNode(n) {
 				n.PID, n.Down = 0, true
 			} else {
 				n.Down = false

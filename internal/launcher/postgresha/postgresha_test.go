@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 func needPostgresHA(t *testing.T) {
@@ -41,7 +42,7 @@ func leftovers(dir string) []int {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), dir) && alive(pid) {
+		if err == nil && strings.Contains(string(b), dir) && procstat.Alive(pid) {
 			out = append(out, pid)
 		}
 	}
@@ -126,7 +127,7 @@ func TestFailoverAfterWholeNodeKill(t *testing.T) {
 	if err := l.StartNode(ctx, env, c, "n1"); err != nil {
 		t.Fatalf("StartNode n1 after a postgres kill: %v", err)
 	}
-	if n1.PID == old || !alive(n1.PID) {
+	if n1.PID == old || !procstat.Alive(n1.PID) {
 		t.Fatalf("n1 pid after restart = %d (was %d)", n1.PID, old)
 	}
 	if err := l.WaitHealthy(ctx, c); err != nil {
@@ -151,10 +152,10 @@ func TestFailoverAfterWholeNodeKill(t *testing.T) {
 	if err := launcher.Kill(ctx, k.PID); err != nil {
 		t.Fatal(err)
 	}
-	for alive(pg) && time.Since(start) < 5*time.Second {
+	for procstat.Alive(pg) && time.Since(start) < 5*time.Second {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if alive(pg) {
+	if procstat.Alive(pg) {
 		t.Fatalf("postgres (pid %d) survived the kill of its keeper", pg)
 	}
 	if err := waitPrimary(ctx, on.Addr); err != nil {
@@ -179,7 +180,7 @@ func TestFailoverAfterWholeNodeKill(t *testing.T) {
 	if err := l.StartNode(ctx, env, c, victim); err != nil {
 		t.Fatalf("StartNode %s: %v", victim, err)
 	}
-	if !alive(vn.PID) || vn.Down {
+	if !procstat.Alive(vn.PID) || vn.Down {
 		t.Fatalf("%s after StartNode: pid %d down %v", victim, vn.PID, vn.Down)
 	}
 	keeper := k.PID
@@ -187,13 +188,13 @@ func TestFailoverAfterWholeNodeKill(t *testing.T) {
 	if err := l.StartNode(ctx, env, c, victim+KeeperSuffix); err != nil {
 		t.Fatalf("StartNode %s after %s: %v", victim+KeeperSuffix, victim, err)
 	}
-	if k.PID != keeper || !alive(k.PID) {
+	if k.PID != keeper || !procstat.Alive(k.PID) {
 		t.Fatalf("%s pid after the second start = %d, want the running keeper %d", victim+KeeperSuffix, k.PID, keeper)
 	}
 	if err := l.WaitHealthy(ctx, c); err != nil {
 		t.Fatalf("WaitHealthy after the rejoin: %v", err)
 	}
-	if !alive(vn.PID) {
+	if !procstat.Alive(vn.PID) {
 		t.Fatalf("%s's postmaster (pid %d) StartNode returned exited before the cluster was healthy", victim, vn.PID)
 	}
 	refresh(t, c)

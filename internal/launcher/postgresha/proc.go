@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 // lookupUser returns the uid and gid of an operating-system user.
@@ -168,7 +170,7 @@ func childPID(ctx context.Context, pid int) (int, error) {
 		if c := firstChild(pid); c > 0 {
 			return c, nil
 		}
-		if !alive(pid) {
+		if !procstat.Alive(pid) {
 			return 0, fmt.Errorf("pid %d exited before it started pg_autoctl", pid)
 		}
 		select {
@@ -191,47 +193,11 @@ func firstChild(pid int) int {
 		return 0
 	}
 	// kernels without /proc/PID/task/TID/children: scan for the parent
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		c, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if ppidOf(c) == pid {
-			return c
-		}
+	tab, _ := procstat.Scan(procstat.Root)
+	if c := tab.Children(pid); len(c) > 0 {
+		return c[0]
 	}
 	return 0
-}
-
-// ppidOf returns the parent pid of pid, or 0.
-func ppidOf(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	p, _ := strconv.Atoi(f[1])
-	return p
-}
-
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
 }
 
 // findPostmaster returns the host pid of the postmaster serving pgdata: the
@@ -258,7 +224,7 @@ func findPostmaster(cfg config, pgdata string) int {
 			continue
 		}
 		for i := 1; i+1 < len(args); i++ {
-			if args[i] == "-D" && filepath.Clean(args[i+1]) == pgdata && alive(pid) {
+			if args[i] == "-D" && filepath.Clean(args[i+1]) == pgdata && procstat.Alive(pid) {
 				return pid
 			}
 		}

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 // rejoinStall is how long a data node that rejoins the cluster may show no
@@ -177,17 +180,13 @@ func dirSize(dir string) int64 {
 // of nK-keeper then finds this process instead of starting a second
 // keeper on the same data directory.
 func findKeeper(cfg config, pgdata string) int {
-	ents, err := os.ReadDir("/proc")
+	tab, err := procstat.Scan(procstat.Root)
 	if err != nil {
 		return 0
 	}
 	want := runArgv(cfg, pgdata)
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if isKeeperOf(cmdline(pid), cmdline(ppidOf(pid)), want) && alive(pid) {
+	for _, pid := range slices.Sorted(maps.Keys(tab)) {
+		if st := tab[pid]; st.Live() && isKeeperOf(cmdline(pid), cmdline(st.PPID), want) {
 			return pid
 		}
 	}

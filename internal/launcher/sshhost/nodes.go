@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/procstat"
 	"github.com/faultbench/faultbench/internal/remote"
 )
 
@@ -301,8 +302,8 @@ func (n *nodeHost) procState(ctx context.Context, pid int) (state byte, cmd stri
 		}
 	} else {
 		stat, rest, _ := bytes.Cut(out, []byte("\n"))
-		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
-			l.state, l.gone = stat[i+2], false
+		if st, err := procstat.Parse(stat); err == nil {
+			l.state, l.gone = st.State, false
 			l.cmd = string(bytes.ReplaceAll(rest, []byte{0}, []byte{' '}))
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 // Spawn is the body of the hidden `faultbench spawn --log FILE -- ARGV...`
@@ -173,14 +175,7 @@ func findPidFiles(root string) ([]string, error) {
 // endProcess stops pid: SIGCONT, SIGTERM, SIGKILL after 5 s, and waits
 // until it is gone.
 func endProcess(ctx context.Context, pid int) error {
-	gone := func() bool {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return true
-		}
-		i := bytes.LastIndexByte(b, ')')
-		return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
-	}
+	gone := func() bool { return !procstat.Alive(pid) }
 	_ = syscall.Kill(pid, syscall.SIGCONT)
 	_ = syscall.Kill(pid, syscall.SIGTERM)
 	for _, sig := range []syscall.Signal{0, syscall.SIGKILL} {

@@ -11,31 +11,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 // alive reports whether pid runs (not a zombie).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
-}
+func alive(pid int) bool { return procstat.Alive(pid) }
 
 // session returns pid's session id (/proc/PID/stat), 0 if unreadable.
 func session(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	s, err := procstat.Read(procstat.Root, pid)
 	if err != nil {
 		return 0
 	}
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:])) // state ppid pgrp session ...
-	if len(f) < 4 {
-		return 0
-	}
-	sid, _ := strconv.Atoi(f[3])
-	return sid
+	return s.Session
 }
 
 // TestSpawnAndCleanNodes starts two "nodes" the way a node host does

@@ -29,6 +29,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/faultbench/faultbench/internal/netns"
+	"github.com/faultbench/faultbench/internal/procstat"
 	"github.com/faultbench/faultbench/internal/remote"
 )
 
@@ -266,27 +267,6 @@ func (h *Hosts) Namespaces() []string { return append([]string(nil), h.namespace
 // children returns the pids whose parent is pid (sshd's per-connection
 // processes).
 func children(pid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			out = append(out, p)
-		}
-	}
-	return out
+	tab, _ := procstat.Scan(procstat.Root)
+	return tab.Children(pid)
 }

@@ -209,6 +209,8 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	readHistorySettings(p, &s, &errs)
 	retry, spike, err := runner.ReadClient(p)
 	get(err)
+	profile, err := runner.ReadProfile(p)
+	get(err)
 	msp, judge, err := metastable.ReadParams(p, spike.Enabled())
 	get(err)
 	if s.Window < 10*time.Millisecond || s.Window > time.Hour {
@@ -258,7 +260,7 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 		if retry.Enabled() && wl.Program() != nil {
 			return s, p.Error("runner.retry", "a program workload retries on its own terms; the runner's retry policies apply to CoreWorkload operations")
 		}
-		s.Runner.Retry, s.Runner.Spike = retry, spike
+		s.Runner.Retry, s.Runner.Spike, s.Runner.Profile = retry, spike, profile
 		if judge {
 			s.Metastable = &msp
 		}

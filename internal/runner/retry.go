@@ -322,7 +322,8 @@ func ReadClient(p *properties.Properties) (Retry, Spike, error) {
 
 // ClientSettings are the retry policy's and the spike's effective values
 // by property key, for env.json's client_settings: runner.retry always;
-// its parameters when it retries; the spike's when there is one.
+// its parameters when it retries; the spike's and the rate profile's when
+// there is one.
 func (c Config) ClientSettings() map[string]string {
 	r := c.Retry
 	out := map[string]string{"runner.retry": string(RetryNone)}
@@ -342,6 +343,9 @@ func (c Config) ClientSettings() map[string]string {
 		out["runner.spike.at"] = s.At.String()
 		out["runner.spike.duration"] = s.Duration.String()
 		out["runner.spike.factor"] = strconv.FormatFloat(s.Factor, 'g', -1, 64)
+	}
+	if c.Profile.Enabled() {
+		out["runner.profile"] = c.Profile.String()
 	}
 	return out
 }

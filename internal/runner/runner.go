@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,8 @@ type Config struct {
 	Retry Retry
 	// Spike raises the open-loop rate for a while (spike.go).
 	Spike Spike
+	// Profile changes the open-loop rate over the run (profile.go).
+	Profile Profile
 }
 
 // Validate checks the configuration.
@@ -86,6 +89,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Spike.Validate(); err != nil {
+		return err
+	}
+	if err := c.Profile.Validate(); err != nil {
 		return err
 	}
 	return nil
@@ -219,8 +225,11 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	}
 	if cfg.Spike.Enabled() && interval > 0 {
 		from := start.Add(cfg.Warmup + cfg.Spike.At)
-		spike = &spikeSchedule{from: from, to: from.Add(cfg.Spike.Duration),
-			interval: max(time.Duration(float64(interval)/cfg.Spike.Factor), 1)}
+		spike = &spikeSchedule{from: from, to: from.Add(cfg.Spike.Duration), factor: cfg.Spike.Factor}
+	}
+	var profile *profileSchedule
+	if cfg.Profile.Enabled() && interval > 0 {
+		profile = &profileSchedule{p: cfg.Profile, zero: start.Add(cfg.Warmup)}
 	}
 	for i := 0; i < cfg.Threads; i++ {
 		quota := int64(-1)
@@ -244,8 +253,9 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			deadline: deadline,
 			interval: interval,
 			// stagger the workers' schedules evenly over one interval
-			next:  start.Add(time.Duration(int64(interval) * int64(i) / int64(cfg.Threads))),
-			spike: spike,
+			next:    start.Add(time.Duration(int64(interval) * int64(i) / int64(cfg.Threads))),
+			spike:   spike,
+			profile: profile,
 		}
 		if retryOp >= 0 {
 			w.retrier = newRetrier(cfg.Retry, retryOp, bucket, cfg.Seed, i)
@@ -339,7 +349,8 @@ type worker struct {
 	// retrier is the retry policy's state; nil: no retries.
 	retrier *retrier
 	retries int64
-	spike   *spikeSchedule // nil: no load spike
+	spike   *spikeSchedule   // nil: no load spike
+	profile *profileSchedule // nil: no rate profile
 }
 
 // part is one database call of a composite operation.
@@ -466,10 +477,39 @@ func (w *worker) drop(first time.Time) {
 	if w.interval <= 0 || !first.Before(w.deadline) {
 		return
 	}
+	if w.profile != nil || w.spike != nil {
+		w.dropChanging(first)
+		return
+	}
 	left := w.deadline.Sub(first)
 	n := int64((left + w.interval - 1) / w.interval)
 	w.dropped += n
 	w.rec.Drop(first, w.interval, n)
+}
+
+// dropChanging is drop when the interval changes over time (a rate profile
+// or a spike): it walks the schedule and records the dropped operations in
+// runs of about the same interval (within 1 %), so that each window gets
+// the drops that were due in it.
+func (w *worker) dropChanging(first time.Time) {
+	t := first
+	for t.Before(w.deadline) {
+		from, every := t, w.step(t)
+		var n int64
+		for t.Before(w.deadline) {
+			d := w.step(t)
+			if math.Abs(float64(d-every)) > 0.01*float64(every) {
+				break
+			}
+			n++
+			t = t.Add(d)
+		}
+		if n > 1 {
+			every = t.Sub(from) / time.Duration(n)
+		}
+		w.dropped += n
+		w.rec.Drop(from, every, n)
+	}
 }
 
 // execute issues w.op, started at started, with the per-operation

@@ -45,13 +45,16 @@ func (s Spike) String() string {
 // spikeSchedule is a worker's view of the spike: absolute times.
 type spikeSchedule struct {
 	from, to time.Time
-	interval time.Duration // between the worker's intended starts during the spike
+	factor   float64 // the rate's factor during the spike
 }
 
-// step is the time from intended start t to the worker's next one.
+// step is the time from intended start t to the worker's next one: the
+// worker's interval at the rate profile's factor (profile.go), divided by
+// the spike's factor while the spike lasts.
 func (w *worker) step(t time.Time) time.Duration {
+	d := w.profile.interval(t, w.interval)
 	if w.spike == nil || t.Before(w.spike.from) || !t.Before(w.spike.to) {
-		return w.interval
+		return d
 	}
-	return w.spike.interval
+	return max(time.Duration(float64(d)/w.spike.factor), 1)
 }

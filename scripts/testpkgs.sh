@@ -42,7 +42,8 @@ NET=(
 # other serial packages in lane a: with NET about half of the serial
 # packages' test time (CI 2026-11-27, one at a time: NET 421 s + these
 # 238 s; lane b about 655 s of 1284 s plus the workload packages added
-# since)
+# since); internal/experiment's EB2 autoscaling run on etcd
+# (TestAutoscaleRun, about 35 s) adds to lane a
 LANE_A=(
 	github.com/faultbench/faultbench/internal/experiment
 	github.com/faultbench/faultbench/internal/measure

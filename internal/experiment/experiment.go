@@ -680,6 +680,9 @@ type Hooks struct {
 	// CheckOut is where the history checkers print their verdict lines
 	// (nil: StatusOut, else nowhere).
 	CheckOut io.Writer
+	// OnWindow, if set, receives the rows of every closed window while the
+	// phase runs (the autoscaling rules read them); it must return quickly.
+	OnWindow func([]measure.WindowRow)
 }
 
 // Execute runs the prepared phase into dir (which must exist), writing
@@ -709,6 +712,9 @@ func Execute(ctx context.Context, prep *Prepared, dir string, h Hooks) (*Outcome
 	}
 	if h.OnPart != nil {
 		col.OnPart(h.OnPart)
+	}
+	if h.OnWindow != nil {
+		col.OnWindow(h.OnWindow)
 	}
 	colCtx, stopCol := context.WithCancel(context.Background())
 	colDone := make(chan struct{})

@@ -100,8 +100,18 @@ func writePlan(w io.Writer, r *scenarioRun, wl *workload.Workload) {
 	for _, st := range r.steps {
 		row("", "  t=%-8s %s", (t + st.At).String(), st.String())
 	}
+	if pr, err := runner.ReadProfile(r.runProperties(0)); err == nil && pr.Enabled() {
+		row("", "  rate profile %s (runner.profile): the rate times these factors from the end of the warm-up", pr)
+	}
+	if a := r.scaler; a != nil {
+		row("", "  autoscale (EB2): %d..%d nodes, cooldown %s, SLA p99 of %s <= %s; rules on every window after the warm-up:",
+			a.cfg.MinNodes, a.cfg.MaxNodes, a.cfg.Cooldown, a.cfg.Op, a.cfg.LatencyTarget)
+		for _, rl := range a.cfg.Rules {
+			row("", "    %s: %s", rl.Name, rl)
+		}
+	}
 	row("", "  t=%-8s end of the measured run", (t + ld.Duration.D()).String())
-	if len(r.steps) > 0 {
+	if len(r.steps) > 0 || r.scaler != nil {
 		row("4. restore", "every node still down or paused is brought back")
 	}
 	if len(sc.Checks) > 0 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/analyze"
+	"github.com/faultbench/faultbench/internal/autoscale"
 	"github.com/faultbench/faultbench/internal/check"
 	"github.com/faultbench/faultbench/internal/clusterctl"
 	"github.com/faultbench/faultbench/internal/driver"
@@ -62,6 +63,7 @@ type scenarioRun struct {
 	draws    bool                // the scenario draws anything (a window or random-of)
 	env      rundir.Env          // env.json as written (rewritten with the client settings)
 	chaos    *scenario.Chaos     // the chaos section the steps were drawn from; nil without
+	scaler   *autoscaler         // the autoscale section at work (EB2); nil without
 
 	// reused: the cluster ran an earlier trial (trials mode reuse), so its
 	// keys hold that trial's tagged writes, which this run's lost-write
@@ -183,6 +185,9 @@ func newScenarioRun(s *ScenarioSpec) (*scenarioRun, error) {
 	if err := checkWorkloadChecks(s.Workloads, s.File, sc.Checks, prep.Workload); err != nil {
 		return nil, &InvalidError{Err: err}
 	}
+	if err := r.newAutoscaler(prep.Workload); err != nil {
+		return nil, err
+	}
 	if r.procs, err = WantsClientProcesses(p, runner.Run); err != nil {
 		return nil, &InvalidError{Err: err}
 	}
@@ -213,6 +218,8 @@ func (r *scenarioRun) checkProcesses(wl *workload.Workload) error {
 		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with client faults: those crash the load's client library, which runs in the client processes", where)
 	case r.s.MetricsAddr != "":
 		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with --metrics-addr: not supported yet", where)
+	case r.sc.Autoscale != nil:
+		return fmt.Errorf("%s: client processes (load.client_processes, clients.process) with autoscale: the rules read the in-process windows; run the client groups in-process", where)
 	}
 	return nil
 }
@@ -282,7 +289,7 @@ func (r *scenarioRun) open() error {
 	r.run.Events.OnEvent(func(e event.Event) {
 		switch e.Kind {
 		case event.FaultInject, event.FaultRestore, event.FaultRestored, event.FaultInjected, event.FaultError, event.LeaderChange, event.RoleChange,
-			fault.EventClientCrashed, fault.EventClientFailed, fault.EventClientRecovered:
+			fault.EventClientCrashed, fault.EventClientFailed, fault.EventClientRecovered, autoscale.EventDecision:
 			fmt.Fprintf(r.s.Err, "%s  %-15s %s %s\n", e.Wall.Format("15:04:05.000"), e.Kind, e.Node, e.Detail)
 		}
 	})
@@ -454,6 +461,10 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	}
 	if r.faults != nil {
 		hooks.Tasks = append(hooks.Tasks, r.watch, r.schedule)
+		if r.scaler != nil {
+			hooks.OnWindow = r.scaler.observe
+			hooks.Tasks = append(hooks.Tasks, r.autoscale)
+		}
 	}
 	hooks.Tasks = append(hooks.Tasks, r.sampleHost)
 	fmt.Fprintf(r.s.Err, "running %s for %s (warm-up %s) at %s with %d threads; run directory %s\n",
@@ -664,7 +675,7 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 	params.Hold = a.Hold.D()
 	params.SteadyTol = a.SteadyTolerance
 	params.SteadySpan = a.SteadySpan.D()
-	params.OfferedOps = r.rate
+	params.OfferedOps = r.offeredBeforeFirstFault()
 	params.Kinds = r.freg.Kinds()
 	if hl, err := measure.ReadHistLogs(r.run.Dir); err == nil {
 		params.Hists = hl // exact span percentiles
@@ -680,11 +691,16 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 	if rep != nil && rep.Chaos != nil {
 		rep.Chaos.Spec = r.chaos.String()
 	}
+	if rep != nil && r.prep != nil && r.prep.Settings.Runner.Profile.Enabled() && r.rate > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the load follows the rate profile %s (runner.profile): the offered load is %.0f ops/s times the profile's mean factor before the first fault, %.0f ops/s",
+			r.prep.Settings.Runner.Profile, r.rate, params.OfferedOps))
+	}
 	if r.sum.LostWrites != nil && rep != nil {
 		r.sum.LostWrites.ByPhase(r.outcome.Result.Start, rep.Phases)
 	}
 	r.sum.Analysis = rep
 	r.judgeMetastable()
+	r.judgeAutoscale()
 	r.sum.PeakRSSBytes = PeakRSS()
 	if err := rundir.WriteJSON(r.run.Path("summary.json"), r.sum); err != nil {
 		return err

@@ -33,10 +33,10 @@ type Collector struct {
 	tot      []OpTotals // post-warm-up, per op
 	totAll   OpTotals
 	clients  []clientTotals
-	runStart time.Duration // start of the first post-warm-up window; -1 before it
-	runEnd   time.Duration // end of the last post-warm-up window
-	end      time.Duration // end of the measured period since Start (EndAt); -1 = none
-	onWindow func([]WindowRow)
+	runStart time.Duration       // start of the first post-warm-up window; -1 before it
+	runEnd   time.Duration       // end of the last post-warm-up window
+	end      time.Duration       // end of the measured period since Start (EndAt); -1 = none
+	onWindow []func([]WindowRow) // in the order OnWindow added them
 	onPart   func(WindowPart)
 	out      *outputs
 	err      error // first write error
@@ -143,12 +143,14 @@ func (c *Collector) Recorder(worker int) *Recorder {
 	return c.recs[worker]
 }
 
-// OnWindow sets f to be called, from the goroutine closing windows, with the
-// rows of each closed window (op rows then ALL). Set it before Run. f must
-// not modify the rows or call Close; it may call Live and Windows.
+// OnWindow adds f to the functions called, in the order they were added,
+// from the goroutine closing windows, with the rows of each closed window
+// (op rows then ALL): the live metrics export and the autoscaling rules
+// each add theirs. Add them before Run. f must not modify the rows or call
+// Close; it may call Live and Windows, and must return quickly.
 func (c *Collector) OnWindow(f func(rows []WindowRow)) {
 	c.flushMu.Lock()
-	c.onWindow = f
+	c.onWindow = append(c.onWindow, f)
 	c.flushMu.Unlock()
 }
 
@@ -281,8 +283,8 @@ func (c *Collector) closeWindow(k int64, end time.Duration) {
 		c.agg[op].reset()
 	}
 	c.all.reset()
-	if c.onWindow != nil {
-		c.onWindow(rows)
+	for _, f := range c.onWindow {
+		f(rows)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/analyze"
+	"github.com/faultbench/faultbench/internal/autoscale"
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/fault/kind"
 	"github.com/faultbench/faultbench/internal/measure"
@@ -72,6 +73,8 @@ func eventColor(kind string) rgba {
 		return rgb(0x222222).solid()
 	case event.LeaderChange, event.RoleChange:
 		return rgb(0x1f4e99).solid()
+	case autoscale.EventDecision:
+		return colAutoscale.solid()
 	}
 	return rgb(0x777777).solid()
 }

@@ -220,6 +220,7 @@ type page struct {
 	Lost                        *lostView
 	Verdicts                    []verdictView   // the checkers' verdicts over the history, one section each
 	Metastable                  *metastableView // the metastability verdict (metastable.go)
+	Autoscale                   *autoscaleView  // the autoscaling decisions, EB2 (autoscale.go)
 	Clients                     table
 	ClientSpread                string
 	ClientOps                   table // per-operation latency spread across clients (summary.json per_client)
@@ -270,6 +271,11 @@ func buildPage(r *Run, figs []figure, cs []*canvas, defs []metricRow) (*page, er
 	if p.Metastable, msNotes = metastableSection(r); p.Metastable != nil {
 		p.Nav = append(p.Nav, navItem{"metastability", "Metastability"})
 	}
+	var asNotes []string
+	if p.Autoscale, asNotes = autoscaleSection(r); p.Autoscale != nil {
+		p.Nav = append(p.Nav, navItem{"autoscaling", "Autoscaling"})
+	}
+	msNotes = append(msNotes, asNotes...)
 	p.Nav = append(p.Nav, navItem{"checks", "Lost writes"}, navItem{"clients", "Clients"},
 		navItem{"events", "Events"}, navItem{"setup", "Scenario & environment"}, navItem{"files", "Raw files"})
 

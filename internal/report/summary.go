@@ -53,6 +53,7 @@ func writeScenarioSummary(w io.Writer, sum *rundir.Summary, m *Measured, defs []
 		writeChaos(w, sum.Analysis)
 	}
 	writeMetastable(w, sum)
+	writeAutoscale(w, sum)
 	for _, c := range sum.ChecksSkipped {
 		fmt.Fprintf(w, "\ncheck %s\n", c)
 	}

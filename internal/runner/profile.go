@@ -95,6 +95,35 @@ func (p Profile) Factor(t time.Duration) float64 {
 	return pts[len(pts)-1].Factor
 }
 
+// Mean is the profile's mean factor over [from, to) after the warm-up
+// (Factor where from >= to): what a span's offered rate is, in units of
+// the steady rate.
+func (p Profile) Mean(from, to time.Duration) float64 {
+	if !p.Enabled() || to <= from {
+		return p.Factor(from)
+	}
+	// exact for steps and ramps: integrate piecewise between the points
+	cuts := []time.Duration{from}
+	for _, pt := range p.Points {
+		if pt.At > from && pt.At < to {
+			cuts = append(cuts, pt.At)
+		}
+	}
+	cuts = append(cuts, to)
+	var sum float64
+	for i := 1; i < len(cuts); i++ {
+		a, b := cuts[i-1], cuts[i]
+		var f float64
+		if p.Shape == ProfileSteps {
+			f = p.Factor(a)
+		} else {
+			f = (p.Factor(a) + p.Factor(b)) / 2 // linear within the piece
+		}
+		sum += f * float64(b-a)
+	}
+	return sum / float64(to-from)
+}
+
 // String is the profile as property runner.profile writes it: "steps
 // 0s=0.3,40s=1.2" ("none" without points).
 func (p Profile) String() string {

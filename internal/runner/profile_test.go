@@ -65,6 +65,30 @@ func TestProfileFactor(t *testing.T) {
 	}
 }
 
+func TestProfileMean(t *testing.T) {
+	steps, _ := runner.ParseProfile("steps 10s=0.5,20s=2")
+	ramp, _ := runner.ParseProfile("ramp 10s=0.5,20s=2")
+	for _, tc := range []struct {
+		name     string
+		p        runner.Profile
+		from, to time.Duration
+		want     float64
+	}{
+		{"no profile", runner.Profile{}, 0, time.Minute, 1},
+		{"steps across a point", steps, 10 * time.Second, 30 * time.Second, 1.25},
+		{"steps before the first point", steps, 0, 20 * time.Second, 0.5},
+		{"ramp over its rise", ramp, 10 * time.Second, 20 * time.Second, 1.25},
+		{"ramp, then flat", ramp, 10 * time.Second, 30 * time.Second, 1.625},
+		{"empty span", ramp, 15 * time.Second, 15 * time.Second, 1.25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.p.Mean(tc.from, tc.to); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("Mean = %g, want %g", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestProfileRate runs open loop at 100 ops/s for 2 s under profiles: the
 // operations due (done, dropped or cut) follow the profile's factors. The
 // "no profile" case is the negative control of the count.

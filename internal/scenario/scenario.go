@@ -46,6 +46,10 @@ type Scenario struct {
 	// Chaos is chaos mode: cycles of random faults drawn from the run's
 	// seed (Draw turns it into schedule steps; docs/scenarios.md).
 	Chaos *Chaos `yaml:"chaos,omitempty"`
+	// Autoscale is rule-based scaling during the measured run (EB2;
+	// docs/scenarios.md): faultbench adds and removes nodes when the rules
+	// over its own windows say so.
+	Autoscale *Autoscale `yaml:"autoscale,omitempty"`
 
 	src   sources // where each field was written (file:line or --set), for messages
 	chaos *Chaos  // the chaos section Draw turned into steps (ChaosSpec)
@@ -628,6 +632,9 @@ func (s *Scenario) validate(reg *workload.Registry) error {
 	}
 	if s.Chaos != nil {
 		errs = append(errs, s.Chaos.validate(freg, s.Load.Duration.D())...)
+	}
+	if s.Autoscale != nil {
+		errs = append(errs, s.Autoscale.validate(s)...)
 	}
 	return errors.Join(errs...)
 }

@@ -59,7 +59,7 @@ func TestLayers(t *testing.T) {
 		banned []string
 		why    string
 	}{
-		{[]string{"internal/workload", "internal/measure", "internal/analyze", "internal/outcome", "internal/metastable"},
+		{[]string{"internal/workload", "internal/measure", "internal/analyze", "internal/outcome", "internal/metastable", "internal/autoscale"},
 			[]string{"internal/driver", "internal/launcher", "internal/targets"}, "measurement and analysis are database-agnostic"},
 		{[]string{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra"},
 			[]string{"internal/launcher", "internal/targets", "internal/experiment"}, "a driver talks to a database, it does not start one"},
@@ -159,7 +159,7 @@ var layers = [][]string{
 	{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra",
 		"internal/launcher/etcd", "internal/launcher/redis", "internal/launcher/txkv", "internal/launcher/postgresha",
 		"internal/launcher/galera", "internal/launcher/cassandra", "internal/launcher/sshhost",
-		"internal/analyze", "internal/runner", "internal/fault", "internal/workload/register", "internal/workload/appendset", "internal/histcheck", "internal/metastable"},
+		"internal/analyze", "internal/runner", "internal/fault", "internal/workload/register", "internal/workload/appendset", "internal/histcheck", "internal/metastable", "internal/autoscale"},
 	{"internal/targets", "internal/check", "internal/scenario", "internal/live", "internal/workload/wltest"},
 	{"internal/clusterctl", "internal/rundir"},
 	{"internal/report"},

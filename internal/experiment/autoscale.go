@@ -105,12 +105,20 @@ func (r *scenarioRun) autoscale(ctx context.Context, start time.Time) error {
 			nodes := r.faults.Snapshot().Nodes
 			st.Node = nodes[len(nodes)-1].Name
 		}
-		if err := fault.Run(ctx, time.Now(), fault.Schedule{st}, r.faults, r.freg, nil); err != nil && ctx.Err() == nil {
-			a.mu.Lock()
-			a.errs = append(a.errs, fmt.Sprintf("%s (%s): %v", d.Label, d.Action, err))
-			a.mu.Unlock()
+		// the size the rules count is the target's (masters for Redis
+		// Cluster, not its replicas): the decision's, once its action
+		// succeeded
+		size := e.Nodes()
+		if err := fault.Run(ctx, time.Now(), fault.Schedule{st}, r.faults, r.freg, nil); err != nil {
+			if ctx.Err() == nil {
+				a.mu.Lock()
+				a.errs = append(a.errs, fmt.Sprintf("%s (%s): %v", d.Label, d.Action, err))
+				a.mu.Unlock()
+			}
+		} else {
+			size = d.NodesAfter
 		}
-		e.Done(time.Since(start), len(r.faults.Snapshot().Nodes))
+		e.Done(time.Since(start), size)
 	}
 }
 

@@ -45,8 +45,12 @@ type Sample struct {
 	// SelfPct is faultbench's own CPU in the interval, in percent of one
 	// CPU (200 = two CPUs busy).
 	SelfPct float64
-	// NodePct is each node's process CPU in percent of one CPU; a node
-	// whose process was not running in the whole interval is left out.
+	// NodePct is each node's CPU in percent of one CPU: its process and
+	// the processes below it (a postmaster's backends, a forked server)
+	// as of the last process-tree scan, less the subtree of another node
+	// inside it (postgres-ha's nK under nK-keeper: the postmaster's tree
+	// is nK's, pg_autoctl's own processes nK-keeper's). A node whose
+	// process was not running in the whole interval is left out.
 	NodePct map[string]float64
 	// OtherPct is the CPU of everything but the run, in percent of one
 	// CPU, since the previous process-tree scan (OtherOK: this sample
@@ -87,9 +91,12 @@ type Sampler struct {
 	prevTree     map[int]float64 // the run's processes at the last scan: pid -> ticks
 	prevTreeAt   time.Time
 	prevTreeBusy float64
-	mu           sync.Mutex // guards the two below (async)
+	mu           sync.Mutex // guards the three below (async)
 	pendingOther float64    // the last scan's figure, not yet in a sample
 	hasPending   bool
+	// members are the processes each node's root pid owned at the last
+	// scan (procstat.Table.Owners), the root included
+	members map[int][]int
 }
 
 // cpuTimes are /proc/stat's aggregate times: every field, the steal, and
@@ -201,7 +208,23 @@ func (s *Sampler) sample(now time.Time) (Sample, error) {
 	if s.Nodes != nil {
 		pids = s.Nodes()
 	}
-	for _, pid := range append(valuesOf(pids), s.Self) {
+	s.mu.Lock()
+	members := s.members
+	s.mu.Unlock()
+	owned := map[int][]int{} // node root -> the pids read for it
+	for _, pid := range valuesOf(pids) {
+		owned[pid] = []int{pid}
+		for _, m := range members[pid] {
+			if m != pid {
+				owned[pid] = append(owned[pid], m)
+			}
+		}
+	}
+	read := []int{s.Self}
+	for _, ms := range owned {
+		read = append(read, ms...)
+	}
+	for _, pid := range read {
 		if st, err := procstat.Read(s.root(), pid); err == nil {
 			procs[pid] = float64(st.CPU())
 		}
@@ -222,9 +245,16 @@ func (s *Sampler) sample(now time.Time) (Sample, error) {
 		out.SelfPct, _ = pct(s.Self)
 		out.NodePct = map[string]float64{}
 		for n, pid := range pids {
-			if v, ok := pct(pid); ok {
-				out.NodePct[n] = v
+			v, ok := pct(pid)
+			if !ok {
+				continue
 			}
+			for _, m := range owned[pid][1:] {
+				if mv, ok := pct(m); ok { // a member born or gone in the interval is left out
+					v += mv
+				}
+			}
+			out.NodePct[n] = v
 		}
 	}
 	s.prev, s.prevProc, s.prevAt = ct, procs, now
@@ -259,10 +289,21 @@ func (s *Sampler) scanOther(now time.Time, pids map[string]int) (pct float64, ok
 	if err != nil {
 		return 0, false, err
 	}
-	tree, err := treeTicks(s.root(), append(valuesOf(pids), s.Self))
+	tab, err := procstat.Scan(s.root())
 	if err != nil {
 		return 0, false, err
 	}
+	tree := map[int]float64{}
+	for _, pid := range tab.Tree(append(valuesOf(pids), s.Self)...) {
+		tree[pid] = float64(tab[pid].CPU())
+	}
+	members := map[int][]int{}
+	for pid, root := range tab.Owners(valuesOf(pids)...) {
+		members[root] = append(members[root], pid)
+	}
+	s.mu.Lock()
+	s.members = members
+	s.mu.Unlock()
 	after, err := readCPU(filepath.Join(s.root(), "stat"))
 	if err != nil {
 		return 0, false, err
@@ -309,21 +350,6 @@ func (s *Sampler) scanLoop(ctx context.Context) {
 			s.mu.Unlock()
 		}
 	}
-}
-
-// treeTicks scans root (/proc) once and returns the user + system ticks of
-// every process in the trees of roots: the roots and their descendants by
-// parent pid.
-func treeTicks(root string, roots []int) (map[int]float64, error) {
-	tab, err := procstat.Scan(root)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int]float64{}
-	for _, pid := range tab.Tree(roots...) {
-		out[pid] = float64(tab[pid].CPU())
-	}
-	return out, nil
 }
 
 func valuesOf(m map[string]int) []int {

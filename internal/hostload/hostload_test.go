@@ -182,6 +182,45 @@ func TestOtherCPU(t *testing.T) {
 	}
 }
 
+// TestNodeTreeCPU: a node's CPU is its process tree's, less the subtree
+// of another node inside it. postgres-ha's shape: n1-keeper is
+// pg_autoctl (50), whose postgres service (51) runs the postmaster, node
+// n1 (60), whose backends (61, 62) do the work; the backends' CPU is n1's,
+// not the keeper's, and a stranger (99) is neither's.
+func TestNodeTreeCPU(t *testing.T) {
+	root := t.TempDir()
+	nodes := map[string]int{"n1-keeper": 50, "n1": 60}
+	s := &Sampler{Root: root, Self: 7, TreeEvery: time.Millisecond, Nodes: func() map[string]int { return nodes }}
+	t0 := time.Unix(1000, 0)
+	// pid: {parent, ticks}
+	tree := func(keeper, service, postmaster, b1, b2, stranger int) map[int][2]int {
+		return map[int][2]int{7: {1, 0}, 50: {1, keeper}, 51: {50, service}, 60: {51, postmaster}, 61: {60, b1}, 62: {60, b2}, 99: {1, stranger}}
+	}
+	steps := []map[int][2]int{
+		tree(0, 0, 0, 0, 0, 0),
+		tree(1, 1, 1, 10, 10, 10), // the first scan's members were not read in the sample before
+		tree(3, 2, 6, 40, 30, 90), // in 1 s: keeper 2, service 1, postmaster 5, backends 30 + 20, stranger 80
+	}
+	var got Sample
+	for i, procs := range steps {
+		writeProcTree(t, root, 1000*(i+1), 1000, procs)
+		var err error
+		if got, err = s.sample(t0.Add(time.Duration(i) * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		node string
+		want float64
+	}{{"n1", 55}, {"n1-keeper", 3}} {
+		t.Run(c.node, func(t *testing.T) {
+			if v, ok := got.NodePct[c.node]; !ok || math.Abs(v-c.want) > 1e-9 {
+				t.Errorf("%s = %v (%v), want %v %% of one CPU (all %v)", c.node, v, ok, c.want, got.NodePct)
+			}
+		})
+	}
+}
+
 // TestOtherCPUReal is the noise guard's negative control on the real
 // /proc: a process burning CPU is "other" when it is a stranger and not
 // when it is a node, in the same interval (two samplers side by side).

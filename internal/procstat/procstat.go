@@ -216,6 +216,43 @@ func (t Table) Tree(roots ...int) []int {
 	return out
 }
 
+// Owners attributes the processes of t to roots: every process in a
+// root's tree (the root and its descendants by parent pid) maps to that
+// root, and a root inside another root's tree owns its own subtree (the
+// nearest root above a process wins). Roots not in t own nothing.
+func (t Table) Owners(roots ...int) map[int]int {
+	isRoot := map[int]bool{}
+	for _, r := range roots {
+		if _, ok := t[r]; ok {
+			isRoot[r] = true
+		}
+	}
+	children := map[int][]int{}
+	for p, s := range t {
+		if p != s.PPID {
+			children[s.PPID] = append(children[s.PPID], p)
+		}
+	}
+	out := map[int]int{}
+	for r := range isRoot {
+		queue := []int{r}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			if _, done := out[p]; done {
+				continue
+			}
+			out[p] = r
+			for _, c := range children[p] {
+				if !isRoot[c] {
+					queue = append(queue, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // DescendsFrom reports whether pid is anc or a descendant of anc, walking
 // pid's parents under root (at most depth steps up).
 func DescendsFrom(root string, pid, anc, depth int) bool {

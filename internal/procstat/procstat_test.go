@@ -159,6 +159,20 @@ func TestScanAndTrees(t *testing.T) {
 			}
 		})
 	}
+	t.Run("owners", func(t *testing.T) {
+		// 10 and 11 both roots: 11 (a node inside 10's tree, as a
+		// postmaster under its keeper) owns its subtree, 10 the rest
+		got := tab.Owners(10, 11, 99)
+		want := map[int]int{10: 10, 12: 10, 11: 11, 13: 11}
+		if len(got) != len(want) {
+			t.Fatalf("Owners = %v, want %v", got, want)
+		}
+		for p, r := range want {
+			if got[p] != r {
+				t.Errorf("Owners: %d -> %d, want %d (all %v)", p, got[p], r, got)
+			}
+		}
+	})
 	t.Run("descends", func(t *testing.T) {
 		for _, c := range []struct {
 			pid, anc int

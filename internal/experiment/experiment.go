@@ -520,6 +520,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		env.Isolation = d.Isolation()
 	}
 	env.ClientSettings = clientSettings(prep)
+	if w := poolShortfall(env.ClientSettings, prep.Settings.Runner.Threads); w != "" {
+		fmt.Fprintln(s.Err, "warning:", w)
+	}
 	run, err := rundir.Open(s.RunsDir, s.Name, time.Now(), env)
 	if err != nil {
 		return nil, err

@@ -483,6 +483,10 @@ func (r *scenarioRun) measure(ctx context.Context) error {
 	}
 	// the driver exists now: env.json gets the client settings it used
 	r.env.ClientSettings = clientSettings(prep)
+	if w := poolShortfall(r.env.ClientSettings, r.threads); w != "" {
+		fmt.Fprintln(r.s.Err, "warning:", w)
+		r.run.Events.Emit(event.Note, "", w)
+	}
 	if r.cluster != nil {
 		r.env.TargetOptions = r.cluster.Options
 	}

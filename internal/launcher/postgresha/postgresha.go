@@ -294,6 +294,20 @@ func prependHBA(cfg config, pgdata string) error {
 	return os.Chown(p, int(cfg.uid), int(cfg.gid))
 }
 
+// MaxConnections is every data node's max_connections (PostgreSQL's
+// default is 100). The driver's pool holds threads + 4 connections
+// (postgres.poolsize unset), and an open loop sized from the calibration
+// has up to 256 threads (experiment.MaxAutoOpenThreads): 260, plus
+// OtherConnections.
+const MaxConnections = 300
+
+// OtherConnections bounds the connections to a data node besides the
+// load's pool: superuser_reserved_connections (3), the keeper's and the
+// monitor's health checks, faultbench's role and checkpoint queries and
+// the checks' readers. (Replication connections count against
+// max_wal_senders, not max_connections.)
+const OtherConnections = 20
+
 // appendConf appends settings to pgdata/postgresql.conf (after pg_autoctl's
 // include, so they win).
 func appendConf(cfg config, pgdata string, settings [][2]string) error {
@@ -367,10 +381,12 @@ func createDataNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster,
 		"--replication-quorum", strconv.FormatBool(cfg.syncStandby)); err != nil {
 		return err
 	}
-	// synchronous_commit after pg_autoctl's include, so that it wins; a
-	// standby whose base backup is still to come gets the primary's file
+	// synchronous_commit and max_connections after pg_autoctl's include,
+	// so that they win; a standby whose base backup is still to come gets
+	// the primary's file (a hot standby needs max_connections at least
+	// the primary's: the same value on every node)
 	if _, err := os.Stat(filepath.Join(p.pgdata(), "postgresql.conf")); err == nil {
-		if err := appendConf(cfg, p.pgdata(), [][2]string{{"synchronous_commit", cfg.syncCommit}}); err != nil {
+		if err := appendConf(cfg, p.pgdata(), [][2]string{{"synchronous_commit", cfg.syncCommit}, {"max_connections", strconv.Itoa(MaxConnections)}}); err != nil {
 			return fmt.Errorf("postgresql.conf: %w", err)
 		}
 	}

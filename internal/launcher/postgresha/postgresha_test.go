@@ -117,6 +117,21 @@ func TestFailoverAfterWholeNodeKill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
+	// every data node allows the largest pool a run sizes (primary and
+	// the standby made from its base backup alike)
+	for _, addr := range Endpoints(c) {
+		conn, err := connect(ctx, addr, Database)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mc string
+		err = conn.QueryRow(ctx, "SHOW max_connections").Scan(&mc)
+		conn.Close(ctx)
+		if err != nil || mc != strconv.Itoa(MaxConnections) {
+			t.Errorf("%s: max_connections %q (%v), want %d", addr, mc, err, MaxConnections)
+		}
+	}
+
 	// postgres alone: the keeper restarts it with a new pid (with the fast
 	// timings the monitor may fail over to n2 meanwhile)
 	n1, _ := c.Node("n1")

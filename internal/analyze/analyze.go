@@ -265,11 +265,21 @@ type FaultMetrics struct {
 	// without those times it is the longest run of consecutive windows
 	// without a success.
 	LongestGapMs float64 `json:"longest_gap_ms"`
-	// FailoverMs is from the fault to the end of the span's first downtime
-	// stretch, which ends only at sustained service: the last down window
-	// before the first SustainWindows consecutive windows that are not
-	// down; 0 if no window was down.
+	// FailoverMs is from the fault to the end of the span's first outage
+	// stretch, which ends only at sustained service: the last down or
+	// impaired window before the first SustainWindows consecutive windows
+	// that are neither; 0 if no window was down or impaired. A window is
+	// impaired when it refuses (errors unavailable, rejected, other) at
+	// least DownFrac of its operations more than the baseline did, in a
+	// run of at least SustainWindows such windows: a part of the data is
+	// not served (a Redis Cluster master's slots until its replica is
+	// promoted).
 	FailoverMs float64 `json:"failover_ms"`
+	// PartialOutage is true when the failover's stretch holds impaired
+	// windows: the outage was partial, and the failover ends when
+	// operations are no longer refused, not at the end of the first down
+	// stretch.
+	PartialOutage bool `json:"partial_outage,omitempty"`
 	// FailoverOpen is true when service was not sustained again before
 	// the end of the span: the failover did not end, FailoverMs runs to
 	// the span's last down window.
@@ -375,7 +385,11 @@ type analyzer struct {
 	runStart time.Duration
 	runEnd   time.Duration
 	base     float64
-	inexact  string // why some span percentile is approximate; "" if none
+	// baseRefused is the share of the baseline windows' completions
+	// that were refused (refusedOf): what a window must exceed by
+	// DownFrac to be impaired
+	baseRefused float64
+	inexact     string // why some span percentile is approximate; "" if none
 }
 
 // Analyze computes the report of one run from its windows and events. It
@@ -541,6 +555,14 @@ func (a *analyzer) baseline(rep *Report) {
 		rep.BaselineSteady = true
 	}
 	a.base = meanOps(a.s, steady)
+	var ok, refused int64
+	for _, i := range steady {
+		ok += a.s[i].all.OK
+		refused += refusedOf(a.s[i].all)
+	}
+	if ok+refused > 0 {
+		a.baseRefused = float64(refused) / float64(ok+refused)
+	}
 	rep.BaselineOps = a.base
 	rep.BaselineFromMs, rep.BaselineToMs = ms(a.s[steady[0]].start), ms(a.s[steady[len(steady)-1]].end)
 	if a.base <= 0 {
@@ -579,15 +601,68 @@ func (a *analyzer) sampleWindows() int {
 	return max(1, int((a.p.SteadySample+a.window/2)/a.window))
 }
 
+// refusedOf counts the operations of a window row that the database
+// refused at once (unavailable, rejected, other errors): a part of it
+// does not serve. Timeouts are left out (an operation started in an
+// outage may time out after service is back) and so are conflicts (a
+// transactional workload's aborts are no outage).
+func refusedOf(r measure.WindowRow) int64 {
+	return r.Errors[outcome.Unavailable] + r.Errors[outcome.Rejected] + r.Errors[outcome.Other]
+}
+
+// refusing reports whether window i refused at least DownFrac of its
+// completions more than the baseline windows did.
+func (a *analyzer) refusing(i int) bool {
+	r := a.s[i].all
+	refused := refusedOf(r)
+	if refused == 0 {
+		return false
+	}
+	return float64(refused)/float64(r.OK+refused) >= a.baseRefused+a.p.DownFrac
+}
+
+// impairedRun marks the windows of idx that served only a part: refusing
+// windows in a run of at least SustainWindows consecutive refusing
+// windows. A Redis Cluster master kill leaves a third of the slots
+// without a master until the promotion: two thirds of the operations
+// succeed (over the down threshold) and a third are refused, for
+// seconds. A shorter run is the operations in flight on a killed node
+// failing at once (a Cassandra coordinator), not a part of the data
+// unserved.
+func (a *analyzer) impairedRun(idx []int) map[int]bool {
+	out := map[int]bool{}
+	for k := 0; k < len(idx); {
+		if !a.refusing(idx[k]) {
+			k++
+			continue
+		}
+		e := k
+		for e < len(idx) && a.refusing(idx[e]) {
+			e++
+		}
+		if e-k >= a.p.SustainWindows {
+			for _, i := range idx[k:e] {
+				out[i] = true
+			}
+		}
+		k = e
+	}
+	return out
+}
+
 // availability is downtime, longest gap, failover and whether the span
 // ends down, over windows idx of a span that starts at at. The failover's
-// downtime stretch ends only at sustained service (SustainWindows
-// consecutive windows up); failOpen when that never came.
-func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, failMs float64, downAtEnd, failOpen bool) {
+// stretch starts at a down or impaired window and ends only at sustained
+// service (SustainWindows consecutive windows neither down nor impaired);
+// failOpen when that never came; partial when an impaired window (a part
+// of the data unserved while the rest is served) lies in the stretch.
+// Downtime counts down windows only.
+func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, failMs float64, downAtEnd, failOpen, partial bool) {
 	thr := a.p.DownFrac * a.base
 	var down, gap, cur time.Duration
 	firstEnd := time.Duration(-1)
 	sustained, up := false, 0
+	impaired := a.impairedRun(idx)
 	for k, i := range idx {
 		s := a.s[i]
 		if s.all.OK == 0 {
@@ -597,11 +672,14 @@ func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, fai
 			cur = 0
 		}
 		isDown := tp(a.s, i) < thr
-		switch {
-		case isDown:
+		if isDown {
 			down += s.dur()
+		}
+		switch {
+		case isDown || impaired[i]:
 			if !sustained {
 				firstEnd, up = s.end, 0
+				partial = partial || !isDown
 			}
 		case firstEnd >= 0 && !sustained:
 			if up++; up >= a.p.SustainWindows {
@@ -621,9 +699,9 @@ func (a *analyzer) availability(idx []int, at time.Duration) (downMs, gapMs, fai
 		failMs = ms(max(0, firstEnd-at))
 	}
 	if a.base <= 0 {
-		downMs, failMs, downAtEnd, failOpen = -1, -1, false, false
+		downMs, failMs, downAtEnd, failOpen, partial = -1, -1, false, false, false
 	}
-	return downMs, gapMs, failMs, downAtEnd, failOpen
+	return downMs, gapMs, failMs, downAtEnd, failOpen, partial
 }
 
 // exactGap is the longest interval without a successful completion that
@@ -790,7 +868,10 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 		if len(during) == 0 {
 			note("no window in the fault span")
 		} else {
-			m.DowntimeMs, m.LongestGapMs, m.FailoverMs, m.DownAtSpanEnd, m.FailoverOpen = a.availability(during, f.At)
+			m.DowntimeMs, m.LongestGapMs, m.FailoverMs, m.DownAtSpanEnd, m.FailoverOpen, m.PartialOutage = a.availability(during, f.At)
+			if m.PartialOutage {
+				note(fmt.Sprintf("partial outage: after the fault some windows were served over the down threshold while %g %% or more of their operations were refused (a part of the data unserved); the failover ends when operations are no longer refused, sustained", a.p.DownFrac*100))
+			}
 			if a.base <= 0 {
 				note("downtime and failover need a positive baseline")
 			}
@@ -811,7 +892,7 @@ func (a *analyzer) fault(f Fault) FaultMetrics {
 		if len(after) == 0 {
 			note("no window in the restore span")
 		} else {
-			m.RestoreDowntimeMs, m.RestoreLongestGapMs, _, _, _ = a.availability(after, f.RestoreAt)
+			m.RestoreDowntimeMs, m.RestoreLongestGapMs, _, _, _, _ = a.availability(after, f.RestoreAt)
 		}
 		var why string
 		m.StabiliseMs, m.RestoreLevelOps, _, why = a.settle(after, f.RestoreAt, "stabilise", last)

@@ -119,7 +119,7 @@ func (a *analyzer) chaos(faults []Fault) *ChaosReport {
 		if len(idx) == 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("cycle at %v: no window in its span", c.at))
 		} else {
-			out.DowntimeMs, out.LongestGapMs, _, _, _ = a.availability(idx, c.at)
+			out.DowntimeMs, out.LongestGapMs, _, _, _, _ = a.availability(idx, c.at)
 			out.FirstSuccessMs = a.firstSuccess(idx, c.at)
 			before := a.span(prevHeal, c.at, true)
 			if ref := a.stats(before, op); ref.OKCount > 0 && ref.P99Us > 0 {

@@ -467,12 +467,17 @@ func downtimeCell(m analyze.FaultMetrics) string {
 }
 
 // failoverCell formats m's failover time: naCell, with "+ (still down)"
-// when the first downtime stretch lasted to the span's end: the failover
-// then did not end, and the value is only the span's length.
+// when the first outage stretch lasted to the span's end: the failover
+// then did not end, and the value is only the span's length; with
+// " (partial outage)" when a part of the data was refused while the rest
+// was served (analyze.FaultMetrics.PartialOutage).
 func failoverCell(m analyze.FaultMetrics) string {
 	s := naCell(m.FailoverMs)
 	if m.FailoverOpen && m.FailoverMs >= 0 {
 		s += "+ (still down)"
+	}
+	if m.PartialOutage && m.FailoverMs >= 0 {
+		s += " (partial outage)"
 	}
 	return s
 }

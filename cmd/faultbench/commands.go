@@ -37,6 +37,7 @@ func commands() []command {
 		{name: "demo", summary: "the failover demo: kill -9 of an etcd leader under load, in about a minute and a half", run: (*app).demo},
 		{name: "sweep", summary: "scalability sweeps: load steps (SB1), cluster sizes (SB2) or both (SB3), with the scaling curve", run: (*app).sweepCmd},
 		{name: "upb", summary: "the Under Pressure Benchmark (UPB): T(K,F), D_T, D_F; upb summarize FILE.csv", run: (*app).upbCmd},
+		{name: "reproduce", summary: "reproduce one of the five papers: its scenarios in order, its page's tables from the runs", run: (*app).reproduceCmd},
 		{name: "fault", summary: "inject a fault into a cluster started by `cluster up`: fault ACTION NODE", run: (*app).faultCmd},
 		{name: "report", summary: "render report.html and plots/*.png of a run directory", run: (*app).reportCmd},
 		{name: "compare", summary: "compare run directories side by side (text, md, csv, html)", run: (*app).compareCmd},

@@ -165,6 +165,7 @@ var layers = [][]string{
 	{"internal/report"},
 	{"internal/experiment"},
 	{"internal/distrib", "internal/sweep", "internal/upb"},
+	{"internal/reproduce"},
 	{"cmd/faultbench", "bench/etcdloop", "bench/txkvloop", "bench/clientcpu", "scripts/testskips"},
 }
 

@@ -16,6 +16,7 @@ const reproduceExamples = `  faultbench reproduce nosql-failover --dry-run      
   faultbench reproduce upb --scale small                     # this machine, under an hour
   faultbench reproduce cumulonimbo --page docs/reproductions/cumulonimbo.md   # and rewrite the page's tables
   faultbench reproduce scalability --scale full              # the paper's sizes (its machines)
+  faultbench reproduce txkv-recovery --only heartbeat-1s --set load.duration=5s   # one step, shortened: a try
   faultbench reproduce tables runs/20261127T120000Z-reproduce-upb              # the tables again, from the runs
   faultbench reproduce tables runs/20261127T120000Z-reproduce-upb --check docs/reproductions/upb.md`
 
@@ -46,6 +47,9 @@ func (a *app) reproduceCmd(ctx context.Context, args []string) error {
 	stateDir := fs.String("state-dir", launcher.DefaultStateDir(), "where running clusters are recorded")
 	status := fs.Bool("s", false, "plain status lines every 10 s instead of the progress bar")
 	quiet := fs.Bool("q", false, "quiet: no progress display")
+	var only, sets listFlag
+	fs.Var(&only, "only", "run only the step `ID` (repeatable; the plan of --dry-run lists the IDs)")
+	fs.Var(&sets, "set", "append `path=value` to every step's settings (repeatable), e.g. load.duration=5s for a short try")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -57,7 +61,7 @@ func (a *app) reproduceCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("--scale: %v", err)
 	}
-	spec := reproduce.Spec{Paper: pos[0], Scale: sc, DryRun: *dryRun, Page: *page, RunsDir: *runs, StateDir: *stateDir,
+	spec := reproduce.Spec{Paper: pos[0], Scale: sc, DryRun: *dryRun, Page: *page, RunsDir: *runs, StateDir: *stateDir, Only: only, Sets: sets,
 		Out: a.stdout, Err: a.stderr,
 		Env: reproduce.Env{OpenWorkload: workloads.Open, Targets: a.targets, Processes: processRunner(), Version: version, Commit: commit,
 			Status: *status, Quiet: *quiet}}
@@ -107,7 +111,7 @@ func (a *app) reproduceTables(args []string) error {
 			return usageError{msg: err.Error()}
 		}
 		if err := reproduce.CheckPage(b, p, m, pos[0]); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", *checkPage, err)
 		}
 		fmt.Fprintf(a.stdout, "%s: the generated section matches the runs of %s\n", *checkPage, pos[0])
 		return nil

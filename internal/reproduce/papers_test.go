@@ -144,6 +144,9 @@ func TestSpecValidate(t *testing.T) {
 		{"no runs dir", func(s *Spec) { s.RunsDir = "" }, "runs directory"},
 		{"dry run needs no runs dir", func(s *Spec) { s.RunsDir = ""; s.DryRun = true }, ""},
 		{"no writers", func(s *Spec) { s.Out = nil }, "output writers"},
+		{"known step", func(s *Spec) { s.Only = []string{"upb-etcd"} }, ""},
+		{"unknown step", func(s *Spec) { s.Only = []string{"upb-voltdb"} }, `step "upb-voltdb": not a step of upb at scale small (its steps: upb-etcd)`},
+		{"step of the other scale", func(s *Spec) { s.Only = []string{"upb-galera"} }, `step "upb-galera": not a step of upb at scale small`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := ok
@@ -194,7 +197,7 @@ func TestPagesMatchRuns(t *testing.T) {
 				return
 			}
 			if err := CheckPage(page, p, m, dir); err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", p.Page, err)
 			}
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +35,12 @@ type Spec struct {
 	DryRun bool // validate every step and print the plan; start nothing
 	// Page, if set, is the reproduction page whose generated section is
 	// rewritten from the runs (docs/reproductions/<paper>.md).
-	Page     string
+	Page string
+	// Only, if set, runs just these steps (by ID) of the scale, in the
+	// paper's order; Sets are appended to every step's assignments (a
+	// shorter run to try the command: load.duration=5s).
+	Only     []string
+	Sets     []string
 	RunsDir  string // parent of the reproduction directory
 	StateDir string // where running clusters are recorded
 	Out, Err io.Writer
@@ -70,7 +76,34 @@ func (s Spec) Validate() error {
 	if s.Out == nil || s.Err == nil {
 		errs = append(errs, errors.New("no output writers"))
 	}
+	if p, err := Lookup(s.Paper); err == nil {
+		var ids []string
+		for _, st := range p.StepsFor(s.Scale) {
+			ids = append(ids, st.ID)
+		}
+		for _, o := range s.Only {
+			if !slices.Contains(ids, o) {
+				errs = append(errs, fmt.Errorf("step %q: not a step of %s at scale %s (its steps: %s)", o, p.Name, s.Scale, strings.Join(ids, ", ")))
+			}
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// steps returns the steps to run: the scale's, only those asked for,
+// with the extra assignments.
+func (s Spec) steps(p Paper) []Step {
+	var out []Step
+	for _, st := range p.StepsFor(s.Scale) {
+		if len(s.Only) > 0 && !slices.Contains(s.Only, st.ID) {
+			continue
+		}
+		// after the scale's own, so that they win
+		st.Small = append(append([]string(nil), st.Small...), s.Sets...)
+		st.Full = append(append([]string(nil), st.Full...), s.Sets...)
+		out = append(out, st)
+	}
+	return out
 }
 
 // StepRun is one step as it is run: its scenario parsed with the scale's
@@ -188,10 +221,11 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		return nil, err
 	}
 	p, _ := Lookup(s.Paper)
-	steps := p.StepsFor(s.Scale)
+	steps := s.steps(p)
 	for _, st := range steps {
 		if err := ValidateStep(st, s.Scale, s.Env); err != nil {
-			return nil, err
+			// bad input (a --set, or a shipped file): nothing started
+			return nil, &experiment.InvalidError{Err: err}
 		}
 	}
 	if s.DryRun {

@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -531,7 +532,7 @@ func UpdatePage(path, paper, body string) error {
 func CheckPage(page []byte, p Paper, m *Manifest, dir string) error {
 	got, ok := Section(page, p.Name)
 	if !ok {
-		return fmt.Errorf("%s has no generated section (the line %q and its end marker)", p.Page, beginMarker(p.Name))
+		return fmt.Errorf("no generated section (the line %q and its end marker)", beginMarker(p.Name))
 	}
 	want, err := Tables(p, m, dir)
 	if err != nil {
@@ -550,8 +551,8 @@ func CheckPage(page []byte, p Paper, m *Manifest, dir string) error {
 			w = wl[i]
 		}
 		if g != w {
-			return fmt.Errorf("%s: the generated section disagrees with its runs at line %d of the section:\n  page: %s\n  runs: %s", p.Page, i+1, g, w)
+			return fmt.Errorf("the generated section disagrees with its runs at line %d of the section:\n  page: %s\n  runs: %s", i+1, g, w)
 		}
 	}
-	return fmt.Errorf("%s: the generated section disagrees with its runs", p.Page)
+	return errors.New("the generated section disagrees with its runs")
 }

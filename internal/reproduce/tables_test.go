@@ -279,3 +279,24 @@ func TestRunDryRun(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOnly: --only runs the named step alone, --set reaches it after
+// the scale's own assignments (so it wins).
+func TestRunOnly(t *testing.T) {
+	ex := &fakeExec{}
+	var out bytes.Buffer
+	o, err := Run(context.Background(), Spec{Paper: "nosql-failover", Scale: Small, RunsDir: t.TempDir(), Out: &out, Err: &out, Env: testEnv, Exec: ex,
+		Only: []string{"cassandra-sync-75"}, Sets: []string{"schedule.after=61s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.runs) != 1 || ex.runs[0].Step.ID != "cassandra-sync-75" {
+		t.Fatalf("ran %d steps", len(ex.runs))
+	}
+	if got := ex.runs[0].Scenario.Schedule.Failover.After.D(); got != 61*time.Second {
+		t.Errorf("schedule.after = %v, want the --set's 61s over the scale's 120s", got)
+	}
+	if len(o.Manifest.Steps) != 1 {
+		t.Errorf("manifest: %+v", o.Manifest.Steps)
+	}
+}

@@ -258,7 +258,7 @@ const clusterExamples = `  faultbench cluster up etcd --nodes 3
 
 // cluster implements `cluster up|down|status`.
 func (a *app) cluster(ctx context.Context, args []string) error {
-	fs := a.newFlags("cluster", "cluster up|down|status TARGET [flags]\n\nup starts a local cluster that keeps running after this command (nodes are\nrecorded in a state file); down stops it and removes its data; status shows\nits nodes, roles, pids and addresses.\nTargets that faultbench can start: "+strings.Join(a.targets.Launchable(), ", "), clusterExamples)
+	fs := a.newFlags("cluster", "cluster up|down|status TARGET [flags], cluster attach --hosts FILE\n\nup starts a local cluster that keeps running after this command (nodes are\nrecorded in a state file); down stops it and removes its data; status shows\nits nodes, roles, pids and addresses; attach records the existing cluster an\ninventory describes (its cluster:) for faults, starting nothing.\nTargets that faultbench can start: "+strings.Join(a.targets.Launchable(), ", "), clusterExamples)
 	reg := a.targets
 	nodes := fs.Int("nodes", 0, "nodes ("+nodesHelp(reg)+"); default per target")
 	aliases := map[string]nodesAlias{}
@@ -296,6 +296,9 @@ func (a *app) cluster(ctx context.Context, args []string) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if len(pos) == 1 && pos[0] == "status" && !set["name"] {
 		return a.clusterStatusAll(ctx, *stateDir)
+	}
+	if len(pos) == 1 && pos[0] == "attach" {
+		return a.clusterAttach(ctx, *hostsFile, *acceptNew, *stateDir)
 	}
 	if len(pos) != 2 {
 		return usagef("cluster needs an action (up, down, status) and a TARGET")

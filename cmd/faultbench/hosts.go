@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/faultbench/faultbench/internal/clusterctl"
 	"github.com/faultbench/faultbench/internal/experiment"
@@ -25,6 +26,26 @@ func hostCommands() []command {
 				return flag.ErrHelp
 			}
 			if err := sshhost.Spawn(args, a.stdout); err != nil {
+				return usagef("%v", err)
+			}
+			return nil
+		}},
+		{name: sshhost.CheckCommand, summary: "check what a node needs on this host: programs on PATH, free ports (internal, run over SSH by cluster up --hosts)", hidden: true, run: func(a *app, _ context.Context, args []string) error {
+			if isHelp(args) {
+				fmt.Fprintf(a.stdout, "Usage: faultbench %s [--program NAME]... [--port ADDR:PORT]... (internal: run on every node host by cluster up --hosts, docs/distributed.md)\n", sshhost.CheckCommand)
+				return flag.ErrHelp
+			}
+			if err := sshhost.CheckNeedsHere(args, a.stdout); err != nil {
+				return usagef("%v", err)
+			}
+			return nil
+		}},
+		{name: sshhost.FindCommand, summary: "find processes by a pattern over their command lines (internal, run over SSH for an existing cluster's nodes)", hidden: true, run: func(a *app, _ context.Context, args []string) error {
+			if isHelp(args) {
+				fmt.Fprintf(a.stdout, "Usage: faultbench %s --pattern RE (internal: finds an existing cluster's node on its host, docs/distributed.md)\n", sshhost.FindCommand)
+				return flag.ErrHelp
+			}
+			if err := sshhost.FindProcesses(args, a.stdout); err != nil {
 				return usagef("%v", err)
 			}
 			return nil
@@ -66,11 +87,15 @@ func openNodeHosts(path string, acceptNew bool) (*sshhost.NodeHosts, error) {
 }
 
 // nodeHostsFor sets up `cluster up KIND --hosts FILE`: the inventory's
-// node hosts (the first nodes of them when nodes > 0) as env.Remote and the
-// spec's Hosts, for a kind whose entry says its nodes run on hosts
-// (targets.Target.NodeHosts).
-func (a *app) nodeHostsFor(kind, file string, acceptNew bool, nodes int, nodesWhat string, env *launcher.Env, spec *launcher.Spec) error {
-	if t, err := a.targets.Get(kind); err != nil || !t.NodeHosts {
+// node hosts as env.Remote and the spec's Hosts, one node per host, for a
+// kind whose entry declares what its nodes need on a host
+// (targets.Target.OnHosts). nodes and replicas are what the user asked (<0:
+// not asked): unasked, a kind without replicas takes every node host, a
+// kind with replicas its default number of nodes and as many replicas each
+// as the hosts allow.
+func (a *app) nodeHostsFor(kind, file string, acceptNew bool, nodes, replicas int, nodesWhat string, env *launcher.Env, spec *launcher.Spec) error {
+	t, err := a.targets.Get(kind)
+	if err != nil || t.OnHosts == nil {
 		return usagef("--hosts: %s nodes cannot run on inventory hosts yet (supported: %s)", kind, strings.Join(a.targets.OnNodeHosts(), ", "))
 	}
 	hs, err := openNodeHosts(file, acceptNew)
@@ -82,15 +107,29 @@ func (a *app) nodeHostsFor(kind, file string, acceptNew bool, nodes int, nodesWh
 	if len(nh) == 0 {
 		return usagef("--hosts %s: no host has role node", file)
 	}
-	if nodes > len(nh) {
-		return usagef("%s %d: the inventory %s has only %d node hosts (one node per host)", nodesWhat, nodes, file, len(nh))
+	if !t.Size.HasReplicas {
+		if replicas > 0 {
+			return usagef("--hosts: %s has no replicas", kind)
+		}
+		replicas = 0
+		if nodes <= 0 {
+			nodes = len(nh)
+		}
+	} else {
+		if nodes <= 0 {
+			nodes = t.Size.Nodes
+		}
+		if replicas < 0 {
+			replicas = len(nh)/nodes - 1
+		}
 	}
-	if nodes == 0 {
-		nodes = len(nh)
+	total := nodes * (1 + replicas)
+	if replicas < 0 || total > len(nh) {
+		return usagef("%s %d: %s needs %d node hosts (one node per host); the inventory %s has %d", nodesWhat, nodes, t.Size.Describe(nodes, max(replicas, 0)), max(total, nodes), file, len(nh))
 	}
-	spec.Nodes = nodes
+	spec.Nodes, spec.Replicas = nodes, replicas
 	spec.Hosts = nil
-	for _, h := range nh[:nodes] {
+	for _, h := range nh[:total] {
 		spec.Hosts = append(spec.Hosts, h.Name)
 	}
 	env.Remote = hs
@@ -118,16 +157,19 @@ func (a *app) upOnHosts(kind, file string, acceptNew bool, set map[string]bool, 
 		}
 		return nil
 	}
-	for _, f := range []string{"net", "dir", "replicas"} {
+	for _, f := range []string{"net", "dir"} {
 		if set[f] {
 			return usagef("--%s and --hosts: a cluster on inventory hosts has one node per host, in the hosts' own directories and network", f)
 		}
 	}
-	nodes := 0
+	nodes, replicas := -1, -1
 	if set["nodes"] {
 		nodes = spec.Nodes
 	}
-	return a.nodeHostsFor(kind, file, acceptNew, nodes, "--nodes", env, spec)
+	if set["replicas"] {
+		replicas = spec.Replicas
+	}
+	return a.nodeHostsFor(kind, file, acceptNew, nodes, replicas, "--nodes", env, spec)
 }
 
 // scenarioOnHosts implements `scenario X --nodes-from FILE`: the scenario's
@@ -141,15 +183,65 @@ func (a *app) scenarioOnHosts(ctx context.Context, sc *scenario.Scenario, file, 
 	}
 	env := &launcher.Env{}
 	spec := launcher.Spec{Nodes: sc.Target.Nodes}
-	if err := a.nodeHostsFor(sc.Target.Kind, inventory, false, sc.Target.Nodes, "target.nodes", env, &spec); err != nil {
-		return err
+	replicas := -1
+	if sc.Target.Replicas != nil {
+		replicas = *sc.Target.Replicas
 	}
-	if sc.Target.Replicas != nil && *sc.Target.Replicas > 0 {
-		return usagef("--nodes-from: replicas %d: a cluster on inventory hosts has one node per host and no replicas", *sc.Target.Replicas)
+	if err := a.nodeHostsFor(sc.Target.Kind, inventory, false, sc.Target.Nodes, replicas, "target.nodes", env, &spec); err != nil {
+		return err
 	}
 	return a.runScenarioSpec(ctx, experiment.ScenarioSpec{
 		Scenario: sc, File: file, OpenWorkload: workloads.Open, RunsDir: runs, StateDir: stateDir,
 		Out: a.stdout, Err: a.stderr, Status: status, Quiet: quiet, MetricsAddr: metricsAddr, Version: version, Commit: commit,
 		Targets: a.targets, NodeHosts: env.Remote, NodeHostNames: spec.Hosts,
 	})
+}
+
+// clusterAttach implements `cluster attach --hosts FILE`: the existing
+// cluster the inventory describes (its cluster:) is recorded in the state
+// directory with each node's process as found now, so that `fault`,
+// `cluster status` and scenarios act on it; nothing is installed or
+// started (docs/distributed.md).
+func (a *app) clusterAttach(ctx context.Context, file string, acceptNew bool, stateDir string) error {
+	if file == "" {
+		return usagef("cluster attach needs --hosts FILE: an inventory with a cluster: section")
+	}
+	inv, err := remote.Load(file)
+	if err != nil {
+		return usagef("--hosts: %v", err)
+	}
+	if inv.Cluster == nil {
+		return usagef("--hosts %s: no cluster: section (an existing cluster: kind, nodes with host, endpoint and unit, pid_file or process)", file)
+	}
+	t, err := a.targets.Get(inv.Cluster.Kind)
+	if err != nil {
+		return usagef("%s: cluster.kind: %v", file, err)
+	}
+	if t.Launcher == nil {
+		return usagef("%s: cluster.kind %s: faultbench has no health check or roles for it (kinds: %s)", file, t.Kind, strings.Join(a.targets.Launchable(), ", "))
+	}
+	hs, err := openNodeHosts(file, acceptNew)
+	if err != nil {
+		return usagef("--hosts: %v", err)
+	}
+	env, err := launcher.NewEnv()
+	if err != nil {
+		return err
+	}
+	m := newManager(stateDir, env, a)
+	if _, err := m.Load(inv.Cluster.Name); err == nil {
+		return fmt.Errorf("a cluster %s is already recorded (cluster down %s, or cleanup --hosts %s, first)", inv.Cluster.Name, inv.Cluster.Name, file)
+	}
+	actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	c, err := sshhost.ExistingCluster(actx, hs, inv.Cluster)
+	if err != nil {
+		return err
+	}
+	if err := m.Save(c); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "existing %s cluster %q attached from %s (faultbench starts nothing; cleanup --hosts %s leaves it running as found)\n", c.Kind, c.Name, file, file)
+	_, err = m.Status(ctx, c.Name, a.stdout)
+	return err
 }

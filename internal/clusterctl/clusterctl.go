@@ -204,7 +204,11 @@ func (m *Manager) Status(ctx context.Context, name string, w io.Writer) (*launch
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	refresh := 10 * time.Second
+	if c.Inventory != "" {
+		refresh = 30 * time.Second // every look at a node is an SSH command
+	}
+	rctx, cancel := context.WithTimeout(ctx, refresh)
 	rerr := l.Refresh(rctx, c)
 	cancel()
 	fmt.Fprintf(w, "cluster %s (%s), %d nodes, dir %s\n", c.Name, c.Kind, len(c.Nodes), c.Dir)

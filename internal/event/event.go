@@ -77,6 +77,15 @@ type Event struct {
 	// existed, whose readers take the action from Detail's first word.
 	Action string `json:"action,omitempty"`
 	Family string `json:"family,omitempty"`
+	// DelayNS, on a fault-injected or fault-restored event, is the time
+	// from the step's scheduled time (or the fault command's start) to when
+	// its action was applied (the fault's Inject returned: the signal sent,
+	// the rules in place), in nanoseconds; 0 when not measured.
+	DelayNS int64 `json:"delay_ns,omitempty"`
+	// Hosts, on the same events, names the inventory hosts of the step's
+	// nodes, which its action reached over SSH (comma separated); empty for
+	// nodes of this machine.
+	Hosts string `json:"hosts,omitempty"`
 }
 
 // Since returns the event time as a duration since run start.

@@ -331,10 +331,11 @@ func (r *scenarioRun) up(ctx context.Context) error {
 		Dir: r.run.Path("cluster"), KeepData: sc.Target.KeepData, Options: sc.Target.Options,
 	}
 	if hs := r.s.NodeHosts; hs != nil {
-		if len(r.s.NodeHostNames) < sc.Target.Nodes {
-			return fmt.Errorf("--nodes-from: %d nodes but %d node hosts in %s (one node per host)", sc.Target.Nodes, len(r.s.NodeHostNames), hs.Inventory())
+		total := sc.Target.Nodes * (1 + *sc.Target.Replicas)
+		if len(r.s.NodeHostNames) < total {
+			return fmt.Errorf("--nodes-from: %d nodes but %d node hosts in %s (one node per host)", total, len(r.s.NodeHostNames), hs.Inventory())
 		}
-		lenv.Remote, spec.Hosts, spec.Dir = hs, r.s.NodeHostNames[:sc.Target.Nodes], ""
+		lenv.Remote, spec.Hosts, spec.Dir = hs, r.s.NodeHostNames[:total], ""
 		r.manager.Store.OpenHosts = func(string) (launcher.Hosts, error) { return hs, nil }
 		fmt.Fprintf(r.s.Err, "nodes on the hosts %s of %s\n", strings.Join(spec.Hosts, ", "), hs.Inventory())
 	}

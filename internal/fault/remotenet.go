@@ -157,7 +157,7 @@ func (f *partitionFault) restoreOnHosts(ctx context.Context, t *Cluster, nodes m
 	var errs []error
 	for _, n := range f.receivers() {
 		if _, err := nodes[n].nf.RemoveNet(ctx, f.owner); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", n, err))
+			errs = append(errs, leftNet(n, nodes[n], f.owner, err))
 		}
 	}
 	t.emit(event.Note, joinNodes(f.allNodes()), "partition healed: "+f.describe(), "")
@@ -194,7 +194,7 @@ func (f *healFault) healOnHosts(ctx context.Context, t *Cluster, nodes map[strin
 		for _, o := range sortedOwners(owners) {
 			ok, err := hn.nf.RemoveNet(ctx, o)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", n, err))
+				errs = append(errs, leftNet(n, hn, o, err))
 			}
 			if ok {
 				removed = append(removed, n+"@"+hn.host+": fault "+o)
@@ -251,4 +251,14 @@ func (f *linkFault) injectOnHosts(ctx context.Context, t *Cluster, nodes map[str
 	}
 	t.emit(event.Note, joinNodes(names), fmt.Sprintf("loss %.2f%% of the packets arriving (nftables on the hosts, SSH spared)", f.loss*100), "")
 	return errors.Join(errs...)
+}
+
+// leftNet is the error of a network fault owner that could not be removed
+// from node's host (SSH lost, nft failed): what is left there and how to
+// remove it, when the host can say (launcher.Leftovers).
+func leftNet(node string, hn hostNode, owner string, err error) error {
+	if l, ok := hn.nf.(launcher.Leftovers); ok {
+		return fmt.Errorf("%s: %w; left: %s", node, err, l.NetLeftover(owner))
+	}
+	return fmt.Errorf("%s: %w; left: fault %s's rules on host %s", node, err, owner, hn.host)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -403,7 +404,7 @@ func Run(ctx context.Context, start time.Time, sched Schedule, t *Cluster, reg *
 		if late := time.Since(at); late > lateNote {
 			t.emit(event.Note, joinNodes(nodes), fmt.Sprintf("%s fires %s after its scheduled time %s", detail, late.Round(time.Millisecond), st.At), label)
 		}
-		prepErr, err := execute(ctx, t, f, k, nodes, detail, label)
+		prepErr, err := executeAt(ctx, at, t, f, k, nodes, detail, label)
 		if !prepErr {
 			done = append(done, prepared{f, k, nodes})
 		}
@@ -474,11 +475,18 @@ func paramErrs(perrs []*kind.ParamError) error {
 	return errors.Join(errs...)
 }
 
-// execute runs one fault of kind k on nodes: Prepare, the start event,
-// Inject, save, WaitEffective, save, the done or error event (each with k's
-// action and family). Each phase is bounded by HealthTimeout. prepFailed
-// reports that Prepare failed (nothing to clean up).
+// execute is executeAt scheduled now.
 func execute(ctx context.Context, t *Cluster, f Fault, k kind.Kind, nodes []string, detail, label string) (prepFailed bool, err error) {
+	return executeAt(ctx, time.Now(), t, f, k, nodes, detail, label)
+}
+
+// executeAt runs one fault of kind k on nodes, scheduled at: Prepare, the
+// start event, Inject, save, WaitEffective, save, the done or error event
+// (each with k's action and family; the done event with the delay from at
+// to Inject's return and the inventory hosts it acted on over SSH). Each
+// phase is bounded by HealthTimeout. prepFailed reports that Prepare failed
+// (nothing to clean up).
+func executeAt(ctx context.Context, at time.Time, t *Cluster, f Fault, k kind.Kind, nodes []string, detail, label string) (prepFailed bool, err error) {
 	startKind, doneKind := event.FaultInject, event.FaultInjected
 	if IsRepair(f) {
 		startKind, doneKind = event.FaultRestore, event.FaultRestored
@@ -509,6 +517,7 @@ func execute(ctx context.Context, t *Cluster, f Fault, k kind.Kind, nodes []stri
 	}
 	t.emitFault(startKind, k, node, detail, label)
 	ierr := phase(f.Inject)
+	applied := time.Since(at)
 	serr := t.Persist()
 	werr := phase(f.WaitEffective)
 	if err := t.Persist(); err != nil && serr == nil {
@@ -517,7 +526,8 @@ func execute(ctx context.Context, t *Cluster, f Fault, k kind.Kind, nodes []stri
 	if err := errors.Join(ierr, werr); err != nil {
 		return false, errors.Join(fail(err), serr)
 	}
-	t.emitFault(doneKind, k, node, detail, label)
+	t.Events.Add(event.Event{Kind: doneKind, Node: node, Detail: detail, Fault: label, Action: k.Name, Family: string(k.Family),
+		DelayNS: int64(applied), Hosts: hostsOf(t.Snapshot(), nodes)})
 	if serr != nil {
 		t.emit(event.Note, node, serr.Error(), label)
 	}
@@ -646,4 +656,16 @@ func ApplyStep(ctx context.Context, t *Cluster, reg *Registry, st Step) ([]strin
 		err = h.holdApply(ctx)
 	}
 	return nodes, err
+}
+
+// hostsOf names the inventory hosts nodes of c run on, in node order,
+// each once ("" when every node is on this machine).
+func hostsOf(c *launcher.Cluster, nodes []string) string {
+	var out []string
+	for _, name := range nodes {
+		if n, err := c.Node(name); err == nil && n.Host != "" && !slices.Contains(out, n.Host) {
+			out = append(out, n.Host)
+		}
+	}
+	return strings.Join(out, ",")
 }

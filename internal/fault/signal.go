@@ -392,7 +392,11 @@ func (f *resumeFault) Inject(ctx context.Context, t *Cluster, nodes []string) er
 		if err != nil {
 			return fmt.Errorf("resume %w; start it instead", err)
 		}
-		if err := t.procs(&n).Signal(ctx, n.PID, syscall.SIGCONT); err != nil {
+		p := t.procs(&n)
+		if err := p.Signal(ctx, n.PID, syscall.SIGCONT); err != nil {
+			if l, ok := p.(launcher.Leftovers); ok {
+				return fmt.Errorf("resume %s: %w; left: %s", name, err, l.StoppedLeftover(n.PID))
+			}
 			return fmt.Errorf("resume %s: %w", name, err)
 		}
 		f.pids[name] = n.PID

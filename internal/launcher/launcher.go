@@ -40,6 +40,43 @@ type Node struct {
 	// Host is the inventory host the node runs on (internal/remote, over
 	// SSH); empty for this machine. Its pid, files and Argv are the host's.
 	Host string `json:"host,omitempty"`
+	// Found, set on a node of an existing cluster faultbench did not start
+	// (an inventory's cluster:), says how its process is found and started
+	// again on its host; such a node is never stopped by Down nor its
+	// files removed.
+	Found *Finder `json:"found,omitempty"`
+}
+
+// Finder says how the process of a node faultbench did not start is found
+// on its host: exactly one of Unit, PidFile and Process; Start (an
+// argument vector) starts it again where it is not a unit.
+type Finder struct {
+	Unit    string   `json:"unit,omitempty"`
+	PidFile string   `json:"pid_file,omitempty"`
+	Process string   `json:"process,omitempty"`
+	Start   []string `json:"start,omitempty"`
+}
+
+// What says how the process is found, for messages.
+func (f *Finder) What() string {
+	switch {
+	case f.Unit != "":
+		return "systemd unit " + f.Unit
+	case f.PidFile != "":
+		return "pid file " + f.PidFile
+	}
+	return "process pattern " + f.Process
+}
+
+// ProcessFinder is an optional ability of a Host: finding and starting the
+// process of a node faultbench did not start (Node.Found).
+type ProcessFinder interface {
+	// FindPID returns the node's pid; 0 when it does not run.
+	FindPID(ctx context.Context, f *Finder) (int, error)
+	// StartFound starts the node (systemctl start UNIT, or Start detached)
+	// without waiting for it; node names it in the host's directory for
+	// Start's log.
+	StartFound(ctx context.Context, f *Finder, cluster, node string) error
 }
 
 // Cluster is a running (or partly running) cluster, as recorded in its state file.
@@ -113,8 +150,10 @@ type Spec struct {
 	KeepData bool              // keep data directories on down
 	Options  map[string]string // kind-specific options, documented by each launcher
 	// Hosts names the inventory hosts (Env.Remote) to run the nodes on, one
-	// node per host in order; empty: every node on this machine. Only
-	// launchers that say so support it (etcd).
+	// node per host in order (Nodes*(1+Replicas) hosts: the replicas
+	// after the nodes they replicate, as on this machine); empty: every node
+	// on this machine. Only kinds whose target entry declares what they need
+	// on a host support it (targets.Target.OnHosts).
 	Hosts []string
 }
 
@@ -123,8 +162,8 @@ func (s Spec) Validate() error {
 	if s.Nodes < 1 {
 		return fmt.Errorf("nodes must be at least 1, got %d", s.Nodes)
 	}
-	if len(s.Hosts) > 0 && len(s.Hosts) != s.Nodes {
-		return fmt.Errorf("%d nodes on %d hosts: one node per host", s.Nodes, len(s.Hosts))
+	if len(s.Hosts) > 0 && len(s.Hosts) != s.Nodes*(1+s.Replicas) {
+		return fmt.Errorf("%d nodes with %d replicas each on %d hosts: one node per host", s.Nodes, s.Replicas, len(s.Hosts))
 	}
 	if s.Nodes > 64 {
 		return fmt.Errorf("nodes must be at most 64 on one machine, got %d", s.Nodes)
@@ -206,4 +245,15 @@ type NetFaulter interface {
 	// ClearNet removes every network fault faultbench put on the host
 	// (idempotent) and reports whether there was any.
 	ClearNet(ctx context.Context) (bool, error)
+}
+
+// Leftovers is an optional ability of a Host: it says what a fault that
+// could not be undone there leaves behind and how a user removes it (a
+// command to run on the host, the cleanup that does), for the error that
+// reports it.
+type Leftovers interface {
+	// NetLeftover describes owner's network fault rules left on the host.
+	NetLeftover(owner string) string
+	// StoppedLeftover describes pid left stopped (SIGSTOP) on the host.
+	StoppedLeftover(pid int) string
 }

@@ -129,7 +129,36 @@ func (e *Env) SpawnNode(ctx context.Context, c *Cluster, n *Node) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("spawn: %w", err)
 	}
+	if n.Found != nil {
+		return StartFound(ctx, h, c.Name, n)
+	}
 	return h.Spawn(ctx, n.Argv, n.LogFile)
+}
+
+// StartFound starts node n of an existing cluster on h the way its
+// inventory says (Node.Found) and returns its pid once it is found running
+// (within a minute, or ctx's deadline).
+func StartFound(ctx context.Context, h Host, cluster string, n *Node) (int, error) {
+	pf, ok := h.(ProcessFinder)
+	if !ok {
+		return 0, fmt.Errorf("%s: its host cannot find or start processes", n.Name)
+	}
+	if err := pf.StartFound(ctx, n.Found, cluster, n.Name); err != nil {
+		return 0, fmt.Errorf("starting %s (%s): %w", n.Name, n.Found.What(), err)
+	}
+	ctx, cancel := WithDefaultTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		pid, err := pf.FindPID(ctx, n.Found)
+		if err == nil && pid > 0 && h.Alive(ctx, pid) {
+			return pid, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%s started, but its process is not found by its %s (last error: %v): %w", n.Name, n.Found.What(), err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // ReadyDisk puts the disk layer under n's data directory when e has one

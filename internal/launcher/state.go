@@ -160,6 +160,9 @@ func Down(ctx context.Context, c *Cluster, grace time.Duration) error {
 				continue
 			}
 		}
+		if n.Found != nil {
+			continue // an existing cluster's node: faultbench did not start it
+		}
 		p := c.ProcsOf(n)
 		if p.RunsNode(ctx, n) {
 			if err := TerminateOn(ctx, p, n.PID, grace); err != nil && first == nil {
@@ -181,7 +184,7 @@ func Down(ctx context.Context, c *Cluster, grace time.Duration) error {
 	}
 	if first == nil && !c.KeepData {
 		for _, n := range c.Nodes {
-			if n.Host == "" || n.DataDir == "" {
+			if n.Host == "" || n.DataDir == "" || n.Found != nil {
 				continue
 			}
 			h, _ := c.host(&n)

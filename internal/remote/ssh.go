@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -83,6 +84,16 @@ func (p *Pool) Get(ctx context.Context, h Host) (*Conn, error) {
 	}
 	p.mu.Unlock()
 	c, err := p.dial(ctx, h)
+	// a handshake the server cut (reset, EOF) is tried again twice: a
+	// loaded host's sshd drops a connection now and then (seen at load 37
+	// with six sshd in namespaces); a host key problem is never retried
+	for try := 1; try <= 2 && err != nil && transientDial(err) && ctx.Err() == nil; try++ {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(try) * 500 * time.Millisecond):
+			c, err = p.dial(ctx, h)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -469,4 +480,15 @@ func (l *lockedBuffer) bytes() []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]byte(nil), l.b.Bytes()...)
+}
+
+// transientDial reports whether a dial failed because the server cut the
+// connection (reset, EOF) rather than refused it for a reason (host key,
+// authentication).
+func transientDial(err error) bool {
+	var ke *knownhosts.KeyError
+	if errors.As(err, &ke) {
+		return false
+	}
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || strings.Contains(err.Error(), "connection reset by peer")
 }

@@ -82,10 +82,13 @@ type Target struct {
 	// OptionFlags are `cluster up` flags that set a launcher option of
 	// this kind (cassandra's --rf for cassandra.rf).
 	OptionFlags []OptionFlag
-	// NodeHosts says the launcher can run this kind's nodes on the node
-	// hosts of an inventory, one node per host, over SSH (`cluster up
-	// --hosts`, `scenario --nodes-from`; docs/distributed.md).
-	NodeHosts bool
+	// OnHosts declares what one node of this kind needs on an inventory
+	// host (programs, how to install them, ports); set, the launcher runs
+	// this kind's nodes on the node hosts of an inventory, one node per
+	// host, over SSH (`cluster up --hosts`, `scenario --nodes-from`;
+	// docs/distributed.md). The hosts path checks it on every host
+	// (launcher.PrepareHosts) and names no kind. Nil: this machine only.
+	OnHosts *launcher.HostNeeds
 	// WholeNode names the node that stands for the whole machine of node
 	// (`fault ... --whole-node`): on postgres-ha nK (a postgres server
 	// alone) is nK-keeper (pg_autoctl and its postgres). Nil: every node is
@@ -197,7 +200,7 @@ func Entries() []*Target {
 			EndpointKey:     "etcd.endpoints",
 			PropertyPrefix:  "etcd.",
 			DefaultVictim:   "leader",
-			NodeHosts:       true,
+			OnHosts:         ptr(etcdlauncher.HostNeeds()),
 			Size: Sizing{
 				Nodes: 3, NodesAre: "members",
 				FaultTolerance: func(n, _ int) int { return (n - 1) / 2 },
@@ -222,6 +225,7 @@ func Entries() []*Target {
 			PropertyPrefix:  "redis.",
 			Defaults:        map[string]string{"redis.mode": "cluster"},
 			DefaultVictim:   "primary",
+			OnHosts:         ptr(redislauncher.HostNeeds(redislauncher.KindCluster)),
 			Size: Sizing{
 				// one replica per master: a master kill has somewhere to fail over to
 				Nodes: 3, Replicas: 1, NodesAre: "masters", HasReplicas: true,
@@ -247,6 +251,7 @@ func Entries() []*Target {
 			EndpointKey:     "redis.addr",
 			PropertyPrefix:  "redis.",
 			DefaultVictim:   "primary",
+			OnHosts:         ptr(redislauncher.HostNeeds(redislauncher.KindStandalone)),
 			Size: Sizing{
 				Nodes: 1, NodesAre: "servers", HasReplicas: true,
 				FaultTolerance: func(_, r int) int { return r },
@@ -450,8 +455,8 @@ func (t *Target) Validate() error {
 	if t.Size.Replicas > 0 {
 		need(t.Size.HasReplicas, "Size.HasReplicas (Size.Replicas is set)")
 	}
-	if t.NodeHosts || t.WholeNode != nil {
-		need(t.Launcher != nil, "Launcher (NodeHosts or WholeNode is set)")
+	if t.OnHosts != nil || t.WholeNode != nil {
+		need(t.Launcher != nil, "Launcher (OnHosts or WholeNode is set)")
 	}
 	for _, k := range t.LauncherOptions {
 		if t.PropertyPrefix != "" && !strings.HasPrefix(k, t.PropertyPrefix) {
@@ -488,11 +493,11 @@ func (r *Registry) Kinds() []string {
 }
 
 // OnNodeHosts lists the kinds whose nodes can run on inventory hosts
-// (Target.NodeHosts), sorted.
+// (Target.OnHosts), sorted.
 func (r *Registry) OnNodeHosts() []string {
 	var out []string
 	for _, k := range r.Kinds() {
-		if r.m[k].NodeHosts {
+		if r.m[k].OnHosts != nil {
 			out = append(out, k)
 		}
 	}
@@ -700,3 +705,6 @@ func plural(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
+
+// ptr returns a pointer to a copy of v (an entry's optional declaration).
+func ptr[T any](v T) *T { return &v }

@@ -187,8 +187,8 @@ func TestScalingAbilities(t *testing.T) {
 // takes.
 func TestEntryAbilities(t *testing.T) {
 	reg := Builtin()
-	if got := strings.Join(reg.OnNodeHosts(), ","); got != "etcd" {
-		t.Errorf("OnNodeHosts = %s, want etcd", got)
+	if got := strings.Join(reg.OnNodeHosts(), ","); got != "etcd,redis,redis-cluster" {
+		t.Errorf("OnNodeHosts = %s, want etcd,redis,redis-cluster", got)
 	}
 	t.Run("whole node", func(t *testing.T) {
 		pg, _ := reg.Get("postgres-ha")
@@ -223,7 +223,7 @@ func TestEntryAbilities(t *testing.T) {
 		etcd, _ := reg.Get("etcd")
 		bad := *etcd
 		bad.Launcher = nil
-		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "NodeHosts") {
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "OnHosts") {
 			t.Errorf("Validate = %v, want the missing launcher named", err)
 		}
 	})

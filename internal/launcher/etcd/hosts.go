@@ -8,7 +8,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
@@ -20,6 +19,13 @@ const (
 	HostClientPort = 2379
 	HostPeerPort   = 2380
 )
+
+// HostNeeds is what a member needs on an inventory host: its ports free
+// (the member runs from the faultbench binary, installed on every host).
+// The target entry declares it (targets.Target.OnHosts).
+func HostNeeds() launcher.HostNeeds {
+	return launcher.HostNeeds{Ports: []int{HostClientPort, HostPeerPort}}
+}
 
 // upOnHosts starts one member per host of spec.Hosts (env.Remote): the
 // faultbench binary installed there, the member run from it as locally,
@@ -49,31 +55,16 @@ func (l Launcher) upOnHosts(ctx context.Context, env *launcher.Env, spec launche
 			cl = nil
 		}
 	}()
+	prepared, err := launcher.PrepareHosts(ctx, env, spec.Hosts, HostNeeds())
+	if err != nil {
+		return c, fmt.Errorf("etcd cluster: %w", err)
+	}
 	plans := make([]memberPlan, len(spec.Hosts))
 	selves := make([]string, len(spec.Hosts))
 	dirs := make([]string, len(spec.Hosts))
 	hosts := make([]launcher.Host, len(spec.Hosts))
-	for i, hn := range spec.Hosts {
-		if hosts[i], err = env.Remote.Host(hn); err != nil {
-			return c, fmt.Errorf("etcd cluster: %w", err)
-		}
-	}
-	// install faultbench on every host at once
-	errs := make([]error, len(hosts))
-	var wg sync.WaitGroup
-	for i, h := range hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			selves[i], dirs[i], errs[i] = h.Prepare(ctx)
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("etcd cluster: preparing host %s: %w", spec.Hosts[i], errs[i])
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return c, err
+	for i, p := range prepared {
+		hosts[i], selves[i], dirs[i] = p.Host, p.Self, p.Dir
 	}
 	var ic []string
 	for i, h := range hosts {

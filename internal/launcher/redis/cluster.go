@@ -35,6 +35,20 @@ func (l ClusterLauncher) Up(ctx context.Context, env *launcher.Env, spec launche
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("redis-cluster: %w", err)
 	}
+	total := spec.Nodes * (1 + spec.Replicas)
+	if len(spec.Hosts) > 0 {
+		cfg, err := parseValues(spec.Options)
+		if err != nil {
+			return nil, fmt.Errorf("redis-cluster: %w", err)
+		}
+		ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultUpTimeout)
+		defer cancel()
+		c, plans, err := planOnHosts(ctx, env, spec, KindCluster, cfg, total)
+		if err != nil {
+			return nil, fmt.Errorf("redis-cluster: %w", err)
+		}
+		return l.bringUp(ctx, env, c, plans, cfg, spec.Nodes)
+	}
 	cfg, err := parseOptions(spec.Options)
 	if err != nil {
 		return nil, fmt.Errorf("redis-cluster: %w", err)
@@ -42,7 +56,6 @@ func (l ClusterLauncher) Up(ctx context.Context, env *launcher.Env, spec launche
 	if err := checkVersion(ctx, cfg.binary); err != nil {
 		return nil, fmt.Errorf("redis-cluster: %w", err)
 	}
-	total := spec.Nodes * (1 + spec.Replicas)
 	if total > 256 {
 		return nil, fmt.Errorf("redis-cluster: %d masters with %d replicas each is %d nodes, more than 256 on one machine", spec.Nodes, spec.Replicas, total)
 	}
@@ -59,7 +72,12 @@ func (l ClusterLauncher) Up(ctx context.Context, env *launcher.Env, spec launche
 		}
 		return nil, fmt.Errorf("redis-cluster: %w", err)
 	}
-	c := newCluster(KindCluster, spec, dir, temp, cfg, plans)
+	return l.bringUp(ctx, env, newCluster(KindCluster, spec, dir, temp, cfg, plans), plans, cfg, spec.Nodes)
+}
+
+// bringUp starts the planned nodes of c, creates the cluster of masters
+// and waits until it is healthy; on error it stops what it started.
+func (l ClusterLauncher) bringUp(ctx context.Context, env *launcher.Env, c *launcher.Cluster, plans []nodePlan, cfg config, masters int) (*launcher.Cluster, error) {
 	ok := false
 	defer func() {
 		if !ok {
@@ -71,7 +89,7 @@ func (l ClusterLauncher) Up(ctx context.Context, env *launcher.Env, spec launche
 			return nil, fmt.Errorf("redis-cluster: %w", err)
 		}
 	}
-	if err := createCluster(ctx, c, spec.Nodes); err != nil {
+	if err := createCluster(ctx, c, masters); err != nil {
 		return nil, fmt.Errorf("redis-cluster: creating the cluster: %w", err)
 	}
 	if err := l.WaitHealthy(ctx, c); err != nil {
@@ -206,7 +224,7 @@ func (ClusterLauncher) StartNode(ctx context.Context, env *launcher.Env, c *laun
 // with no role and keeps its pid. It fails only when no running node
 // answers.
 func (ClusterLauncher) Refresh(ctx context.Context, c *launcher.Cluster) error {
-	refreshLiveness(c)
+	refreshLiveness(ctx, c)
 	answered, running := 0, 0
 	var lastErr error
 	for i := range c.Nodes {
@@ -270,10 +288,9 @@ func (ClusterLauncher) WaitHealthy(ctx context.Context, c *launcher.Cluster) err
 
 // clusterUnhealthy returns what is not healthy yet, or "".
 func clusterUnhealthy(ctx context.Context, c *launcher.Cluster, a *admins) string {
-	up := make([]bool, len(c.Nodes))
+	up := aliveAll(ctx, c)
 	anyUp := false
 	for i := range c.Nodes {
-		up[i] = alive(&c.Nodes[i])
 		anyUp = anyUp || up[i]
 	}
 	if !anyUp {
@@ -293,7 +310,7 @@ func clusterUnhealthy(ctx context.Context, c *launcher.Cluster, a *admins) strin
 			continue
 		}
 		n := &c.Nodes[i]
-		if launcher.Stopped(n.PID) {
+		if c.ProcsOf(n).Stopped(ctx, n.PID) {
 			return fmt.Sprintf("%s (pid %d) is paused", n.Name, n.PID)
 		}
 		info, err := a.get(i).ClusterInfo(ctx).Result()

@@ -22,10 +22,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -227,6 +229,9 @@ type nodePlan struct {
 	dataDir   string
 	logFile   string
 	replicaOf string // standalone replicas: host:port of the primary
+	// onHost is the inventory host the node runs on ("" for this
+	// machine), binary its redis-server there
+	onHost, binary string
 	// wrap turns the command line into the one spawned (launcher.Env.NodeArgv)
 	wrap func([]string) []string
 }
@@ -243,8 +248,12 @@ func (p *nodePlan) peerAddr() string {
 // argv is the command line of a node; it is recorded in Node.Argv and
 // reused verbatim by StartNode.
 func (p *nodePlan) argv(cfg config) []string {
+	bin := cfg.binary
+	if p.binary != "" {
+		bin = p.binary
+	}
 	a := []string{
-		cfg.binary,
+		bin,
 		"--port", strconv.Itoa(p.port),
 		"--bind", p.host,
 		"--dir", p.dataDir,
@@ -260,7 +269,7 @@ func (p *nodePlan) argv(cfg config) []string {
 	if p.busPort != 0 {
 		a = append(a,
 			"--cluster-enabled", "yes",
-			"--cluster-config-file", filepath.Join(p.dataDir, "nodes.conf"),
+			"--cluster-config-file", path.Join(p.dataDir, "nodes.conf"),
 			"--cluster-port", strconv.Itoa(p.busPort),
 			"--cluster-node-timeout", strconv.Itoa(cfg.nodeTimeoutMS),
 			"--cluster-replica-validity-factor", "0",
@@ -330,6 +339,7 @@ func newCluster(kind string, spec launcher.Spec, dir string, temp bool, cfg conf
 			LogFile:  p.logFile,
 			Argv:     p.argv(cfg),
 			Down:     true,
+			Host:     p.onHost,
 		})
 	}
 	return c
@@ -340,6 +350,14 @@ func newCluster(kind string, spec launcher.Spec, dir string, temp bool, cfg conf
 // fresh ports from env.Addrs, updating the plan and the node record.
 func startPlanned(ctx context.Context, env *launcher.Env, c *launcher.Cluster, plans []nodePlan, i int, cfg config) error {
 	p := &plans[i]
+	if p.onHost != "" {
+		// a node on a host has its host's fixed ports, checked free
+		// before (HostNeeds.Ports): no other ports to try
+		if err := c.MkdirOn(ctx, &c.Nodes[i], p.dataDir); err != nil {
+			return fmt.Errorf("%s: creating data dir: %w", p.name, err)
+		}
+		return startNode(ctx, env, c, &c.Nodes[i])
+	}
 	if err := os.MkdirAll(p.dataDir, 0o755); err != nil {
 		return fmt.Errorf("%s: creating data dir: %w", p.name, err)
 	}
@@ -381,8 +399,10 @@ func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, n *l
 	}
 	n.PID = pid
 	n.Down = false
-	if err := waitProcess(ctx, n); err != nil {
-		_ = launcher.Kill(context.WithoutCancel(ctx), pid)
+	if err := waitProcess(ctx, c, n); err != nil {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		_ = launcher.TerminateOn(kctx, c.ProcsOf(n), pid, 0)
+		cancel()
 		n.PID = 0
 		n.Down = true
 		return err
@@ -393,11 +413,12 @@ func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, n *l
 // waitProcess waits until n's process accepts connections on n.Addr and
 // answers INFO with its own pid. The TCP probe comes first so that go-redis
 // never sees a refused dial (its pool would then back off for a second).
-func waitProcess(ctx context.Context, n *launcher.Node) error {
+func waitProcess(ctx context.Context, c *launcher.Cluster, n *launcher.Node) error {
 	ctx, cancel := launcher.WithDefaultTimeout(ctx, nodeStartTimeout)
 	defer cancel()
+	procs := c.ProcsOf(n)
 	exited := func() error {
-		tail := launcher.LogTail(n.LogFile, 8)
+		tail := c.NodeLogTail(ctx, n, 8)
 		if strings.Contains(tail, "Address already in use") {
 			return fmt.Errorf("%s exited: %s is taken: %w", n.Name, n.Addr, errAddrInUse)
 		}
@@ -405,7 +426,7 @@ func waitProcess(ctx context.Context, n *launcher.Node) error {
 	}
 	var d net.Dialer
 	for {
-		if !launcher.Alive(n.PID) {
+		if !procs.Alive(ctx, n.PID) {
 			return exited()
 		}
 		dctx, dcancel := context.WithTimeout(ctx, queryTimeout)
@@ -432,7 +453,7 @@ func waitProcess(ctx context.Context, n *launcher.Node) error {
 			}
 			return fmt.Errorf("%s: %s answers as pid %d, not the started pid %d: another process holds the port", n.Name, n.Addr, pid, n.PID)
 		}
-		if !launcher.Alive(n.PID) {
+		if !procs.Alive(ctx, n.PID) {
 			return exited()
 		}
 		select {
@@ -460,9 +481,10 @@ func checkStart(c *launcher.Cluster, kind, name string) (*launcher.Node, error) 
 	if err != nil {
 		return nil, err
 	}
-	if n.PID > 0 && launcher.Alive(n.PID) {
+	p := c.ProcsOf(n)
+	if n.PID > 0 && p.Alive(context.Background(), n.PID) {
 		state := "running"
-		if launcher.Stopped(n.PID) {
+		if p.Stopped(context.Background(), n.PID) {
 			state = "paused (resume it instead)"
 		}
 		return nil, fmt.Errorf("node %s is already %s (pid %d)", name, state, n.PID)
@@ -503,14 +525,39 @@ func infoField(info, field string) string {
 	return ""
 }
 
-// alive reports whether n's process runs (paused processes count as running).
+// alive reports whether n's process runs (paused processes count as
+// running). It looks on this machine only: the scaling code, which a
+// cluster on inventory hosts refuses, uses it; the rest uses aliveOn.
 func alive(n *launcher.Node) bool { return n.PID > 0 && launcher.Alive(n.PID) }
 
+// aliveOn is alive for a node of c on its host (this machine or an
+// inventory host over SSH).
+func aliveOn(ctx context.Context, c *launcher.Cluster, n *launcher.Node) bool {
+	return n.PID > 0 && c.ProcsOf(n).Alive(ctx, n.PID)
+}
+
+// aliveAll is aliveOn for every node of c, asking every host at once (a
+// node on an inventory host is one SSH command).
+func aliveAll(ctx context.Context, c *launcher.Cluster) []bool {
+	up := make([]bool, len(c.Nodes))
+	var wg sync.WaitGroup
+	for i := range c.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			up[i] = aliveOn(ctx, c, &c.Nodes[i])
+		}()
+	}
+	wg.Wait()
+	return up
+}
+
 // refreshLiveness marks nodes whose process is gone as Down.
-func refreshLiveness(c *launcher.Cluster) {
+func refreshLiveness(ctx context.Context, c *launcher.Cluster) {
+	up := aliveAll(ctx, c)
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		n.Down = !alive(n)
+		n.Down = !up[i]
 		if n.Down {
 			n.PID = 0
 		}

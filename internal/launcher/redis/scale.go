@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -45,6 +46,10 @@ const (
 	forgetAttempts  = 20
 	migrateQueryMax = 10 * time.Second // bound of one MIGRATE call
 )
+
+// errRemoteScale refuses adding or removing nodes of a cluster whose nodes
+// run on inventory hosts (one node per host, chosen at cluster up).
+var errRemoteScale = errors.New("redis-cluster: adding or removing nodes of a cluster on inventory hosts (--hosts) is not supported yet")
 
 // CheckScaleOptions implements launcher.ScaleOptionChecker: Redis Cluster
 // has no streaming throttle and no join without data.
@@ -245,6 +250,9 @@ func (m *migrator) move(ctx context.Context, src, dst string, slots []int) (int,
 // and receives an even share of the slots (slots-moved per batch,
 // streaming-done when its last slot moved).
 func (ClusterLauncher) AddNodes(ctx context.Context, env *launcher.Env, c *launcher.Cluster, opts launcher.ScaleOptions) ([]string, error) {
+	if c.Inventory != "" {
+		return nil, errRemoteScale
+	}
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("redis-cluster: %w", err)
 	}
@@ -404,6 +412,9 @@ func addMaster(ctx context.Context, env *launcher.Env, c *launcher.Cluster, cfg 
 // the other masters), makes every other node forget it, stops it and
 // deletes it from c.Nodes. A replica is just forgotten and stopped.
 func (ClusterLauncher) RemoveNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, name string, opts launcher.ScaleOptions) error {
+	if c.Inventory != "" {
+		return errRemoteScale
+	}
 	if err := checkClusterScaleOpts(opts); err != nil {
 		return err
 	}

@@ -36,13 +36,6 @@ func (l StandaloneLauncher) Up(ctx context.Context, env *launcher.Env, spec laun
 	if spec.Replicas > 64 {
 		return nil, fmt.Errorf("redis: replicas must be at most 64 on one machine, got %d", spec.Replicas)
 	}
-	cfg, err := parseOptions(spec.Options)
-	if err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
-	}
-	if err := checkVersion(ctx, cfg.binary); err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
-	}
 	for _, k := range []string{OptNodeTimeout, OptFullCoverage} {
 		if _, ok := spec.Options[k]; ok {
 			return nil, fmt.Errorf("redis: option %s applies to redis-cluster only", k)
@@ -51,24 +44,48 @@ func (l StandaloneLauncher) Up(ctx context.Context, env *launcher.Env, spec laun
 			return nil, fmt.Errorf("redis: option %s applies to redis-cluster only", k)
 		}
 	}
-	ctx, cancel := launcher.WithDefaultTimeout(ctx, defaultUpTimeout)
-	defer cancel()
 	total := 1 + spec.Replicas
-	dir, temp, err := launcher.ClusterDir(spec, "redis", launcher.NodeDataDirs(total, "data"))
-	if err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
-	}
-	plans, err := planNodes(env, dir, total, false)
-	if err != nil {
-		if temp {
-			_ = removeTemp(dir)
+	var (
+		c     *launcher.Cluster
+		plans []nodePlan
+		cfg   config
+		err   error
+	)
+	if len(spec.Hosts) > 0 {
+		if cfg, err = parseValues(spec.Options); err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
 		}
-		return nil, fmt.Errorf("redis: %w", err)
+		var cancel context.CancelFunc
+		ctx, cancel = launcher.WithDefaultTimeout(ctx, defaultUpTimeout)
+		defer cancel()
+		if c, plans, err = planOnHosts(ctx, env, spec, KindStandalone, cfg, total); err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+	} else {
+		if cfg, err = parseOptions(spec.Options); err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		if err := checkVersion(ctx, cfg.binary); err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = launcher.WithDefaultTimeout(ctx, defaultUpTimeout)
+		defer cancel()
+		dir, temp, err := launcher.ClusterDir(spec, "redis", launcher.NodeDataDirs(total, "data"))
+		if err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		if plans, err = planNodes(env, dir, total, false); err != nil {
+			if temp {
+				_ = removeTemp(dir)
+			}
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		for i := 1; i < total; i++ {
+			plans[i].replicaOf = plans[0].addr()
+		}
+		c = newCluster(KindStandalone, spec, dir, temp, cfg, plans)
 	}
-	for i := 1; i < total; i++ {
-		plans[i].replicaOf = plans[0].addr()
-	}
-	c := newCluster(KindStandalone, spec, dir, temp, cfg, plans)
 	ok := false
 	defer func() {
 		if !ok {
@@ -111,7 +128,7 @@ func (StandaloneLauncher) StartNode(ctx context.Context, env *launcher.Env, c *l
 // within a second (paused) is down with no role and keeps its pid. It fails
 // only when no running node answers.
 func (StandaloneLauncher) Refresh(ctx context.Context, c *launcher.Cluster) error {
-	refreshLiveness(c)
+	refreshLiveness(ctx, c)
 	answered, running := 0, 0
 	var lastErr error
 	for i := range c.Nodes {
@@ -189,11 +206,11 @@ func standaloneUnhealthy(ctx context.Context, c *launcher.Cluster, a *admins) st
 	var primaries, replicas, down []int
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if !alive(n) {
+		if !aliveOn(ctx, c, n) {
 			down = append(down, i)
 			continue
 		}
-		if launcher.Stopped(n.PID) {
+		if c.ProcsOf(n).Stopped(ctx, n.PID) {
 			return fmt.Sprintf("%s (pid %d) is paused", n.Name, n.PID)
 		}
 		role, err := nodeRole(ctx, a.get(i))

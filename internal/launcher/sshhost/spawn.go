@@ -56,7 +56,7 @@ func Spawn(args []string, stdout io.Writer) error {
 	}
 	pid := cmd.Process.Pid
 	_ = cmd.Process.Release()
-	if err := os.WriteFile(filepath.Join(filepath.Dir(*logFile), "pid"), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+	if err := writePidFile(filepath.Dir(*logFile), pid); err != nil {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		return fmt.Errorf("%s: recording the pid: %w", SpawnCommand, err)
 	}
@@ -65,24 +65,16 @@ func Spawn(args []string, stdout io.Writer) error {
 }
 
 // endEarlierStart ends the process an earlier Spawn recorded in dir's pid
-// file if it still runs and its command line names dir (a node's --data-dir
-// does; a recycled pid does not). It is the node started again while the
+// file if it is still that process (recordedProcess: same start time; a
+// recycled pid is not). It is the node started again while the
 // process of an earlier start still runs: that start's SSH call ended (a
 // timeout on a loaded machine) after the process had started, so the
 // launcher never learnt its pid; it holds the node's ports and data
 // directory, and the new process could not bind ("address already in
 // use").
 func endEarlierStart(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, "pid"))
-	if err != nil {
-		return nil
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return nil
-	}
-	cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil || !bytes.Contains(cmd, []byte(dir+"/")) {
+	pid, ok := recordedProcess(dir)
+	if !ok {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -95,8 +87,9 @@ func endEarlierStart(dir string) error {
 
 // CleanNodes is the body of the hidden `faultbench cleanup-host --dir DIR`
 // that `faultbench cleanup --hosts` runs on every host: it ends every
-// process recorded in a pid file under DIR/nodes whose command line still
-// names that node directory (SIGCONT, SIGTERM, SIGKILL after 5 s), removes
+// process recorded in a pid file under DIR/nodes that is still the process
+// spawn recorded there (recordedProcess: its pid and start time; SIGCONT,
+// SIGTERM, SIGKILL after 5 s), removes
 // DIR/nodes, and writes one line per thing it did to w. A host with
 // nothing there writes nothing; running it twice is harmless.
 func CleanNodes(ctx context.Context, args []string, w io.Writer) error {
@@ -119,18 +112,9 @@ func CleanNodes(ctx context.Context, args []string, w io.Writer) error {
 	}
 	var errs []error
 	for _, pf := range pidFiles {
-		b, err := os.ReadFile(pf)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 {
-			continue
-		}
 		nodeDir := filepath.Dir(pf)
-		cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if err != nil || !bytes.Contains(cmd, []byte(nodeDir+"/")) {
+		pid, ok := recordedProcess(nodeDir)
+		if !ok {
 			continue // gone, or the pid is another process's now
 		}
 		if err := endProcess(ctx, pid); err != nil {

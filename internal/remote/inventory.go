@@ -74,6 +74,9 @@ type SSH struct {
 type Inventory struct {
 	SSH   SSH    `yaml:"ssh"`
 	Hosts []Host `yaml:"hosts"`
+	// Cluster, when set, describes an existing cluster on the hosts that
+	// faultbench drives and breaks without installing or starting it.
+	Cluster *Existing `yaml:"cluster"`
 	// Path is the file it was read from ("" when parsed from bytes).
 	Path string `yaml:"-"`
 }
@@ -226,6 +229,7 @@ func (inv *Inventory) Validate() error {
 			seen[r] = true
 		}
 	}
+	inv.validateExisting(bad)
 	return errors.Join(errs...)
 }
 

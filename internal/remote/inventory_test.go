@@ -31,6 +31,27 @@ hosts:
   - {name: c2, address: 10.0.0.2, user: x, key: /k, roles: [client]}
 `, []string{`name "c 1"`, `address "10.0.0.1; rm -rf /"`, "port 70000", "user: empty", "key: empty",
 			`"server": allowed client, node`, "hosts[1] (c2).roles: empty", `name "c2": used twice`, "10.0.0.2:22 is also host c2"}},
+		{"existing cluster", `
+ssh: {user: bench, key: /k, known_hosts: /kh}
+hosts: [{name: n1, address: 10.0.0.1, roles: [node, client]}, {name: n2, address: 10.0.0.2, roles: [node, client]}]
+cluster:
+  kind: redis
+  nodes:
+    - {name: r1, host: n1, endpoint: "10.0.0.1:6379", unit: redis-server.service}
+    - {name: r2, host: n2, endpoint: "10.0.0.2:6379", pid_file: /run/redis.pid, start: [redis-server, /etc/redis/redis.conf]}
+`, nil},
+		{"existing cluster, every field wrong", `
+ssh: {user: bench, key: /k, known_hosts: /kh}
+hosts: [{name: n1, address: 10.0.0.1, roles: [node]}]
+cluster:
+  nodes:
+    - {name: r1, host: n9, endpoint: "10.0.0.1", unit: "a b", pid_file: /p}
+    - {name: r2, host: n1, endpoint: "10.0.0.1:6379", pid_file: run/redis.pid}
+    - {name: r3, host: n1, endpoint: "10.0.0.1:6379", unit: u.service, start: [x]}
+    - {name: r4, host: n1, endpoint: "10.0.0.1:6379", process: "(", start: [x]}
+`, []string{"cluster.kind: empty", `cluster.nodes[0] (r1).host "n9"`, `cluster.nodes[0] (r1).endpoint "10.0.0.1": want host:port`,
+			"cluster.nodes[0] (r1): set exactly one of unit, pid_file, process", `pid_file "run/redis.pid": want an absolute path`,
+			"cluster.nodes[1] (r2).start: empty", "cluster.nodes[2] (r3).start: a unit is started with systemctl", `cluster.nodes[3] (r4).process "("`}},
 		{"bad dir", `
 ssh: {user: bench, key: /k, known_hosts: /kh, dir: "$(x)"}
 hosts: [{name: c1, address: 10.0.0.1, roles: [client]}]

@@ -19,8 +19,10 @@ import (
 // nftables table), installs binary (the local faultbench) if needed and runs
 // `faultbench cleanup-host` (CleanupCommand), which stops what faultbench
 // started there and removes its node directories; what each host reported
-// is written to w in file order. Then the records of clusters on that
-// inventory are removed from the state directory stateDir.
+// is written to w in file order. The nodes of an existing cluster the
+// inventory describes (its cluster:) are left running as found: stopped
+// ones continued, dead ones started again. Then the records of clusters
+// on that inventory are removed from the state directory stateDir.
 func CleanupHosts(ctx context.Context, inv *remote.Inventory, acceptNew bool, binary, stateDir string, w io.Writer) error {
 	abs, err := filepath.Abs(inv.Path)
 	if err != nil {
@@ -63,6 +65,26 @@ func CleanupHosts(ctx context.Context, inv *remote.Inventory, acceptNew bool, bi
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
+	}
+	if e := inv.Cluster; e != nil {
+		// an existing cluster is left as faultbench found it: its faults
+		// are gone (above); what a fault left down or paused runs again
+		hs, err := NewNodeHosts(inv, pool, func() (*remote.Binary, error) { return bin, nil })
+		if err != nil {
+			return err
+		}
+		report := map[string][]string{}
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		rerr := restoreExisting(rctx, hs, e, report)
+		cancel()
+		for _, h := range inv.Hosts {
+			for _, l := range report[h.Name] {
+				fmt.Fprintf(w, "%s: %s\n", h.Name, l)
+			}
+		}
+		if rerr != nil {
+			return fmt.Errorf("existing cluster %s: %w", e.Name, rerr)
+		}
 	}
 	store := launcher.StateStore{Dir: stateDir}
 	cs, _ := store.List()

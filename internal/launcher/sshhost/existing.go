@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/faultbench/faultbench/internal/launcher"
+	"github.com/faultbench/faultbench/internal/procstat"
 	"github.com/faultbench/faultbench/internal/remote"
 )
 
@@ -77,20 +78,11 @@ func FindProcesses(args []string, stdout io.Writer) error {
 
 // parentOf returns pid's parent (0 when unknown).
 func parentOf(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procstat.Read(procstat.Root, pid)
 	if err != nil {
 		return 0
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:])) // state ppid ...
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
+	return st.PPID
 }
 
 // FindPID implements launcher.ProcessFinder: the unit's MainPID

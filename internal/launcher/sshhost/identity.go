@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/faultbench/faultbench/internal/procstat"
 )
 
 // The pid file of a node directory names the process spawn started: its
@@ -51,21 +53,12 @@ func recordedProcess(dir string) (pid int, ok bool) {
 	return pid, err == nil && bytes.Contains(cmd, []byte(dir+"/"))
 }
 
-// startTime returns pid's start time (field 22 of /proc/PID/stat); false
-// when the process is gone or a zombie.
+// startTime returns pid's start time (procstat); false when the process
+// is gone or a zombie.
 func startTime(pid int) (uint64, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	st, err := procstat.Read(procstat.Root, pid)
+	if err != nil || !st.Live() {
 		return 0, false
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(b[i+1:])) // f[0] is field 3, the state
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(f[19], 10, 64)
-	return v, err == nil
+	return st.StartTime, true
 }

@@ -63,8 +63,9 @@ func TestSpawnAndCleanNodes(t *testing.T) {
 			t.Fatalf("Spawn printed %q", out.String())
 		}
 		b, err := os.ReadFile(filepath.Join(nodeDir, "pid"))
-		if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
-			t.Fatalf("pid file %q (%v), want %d", b, err, pid)
+		// the pid and its start time: the process across pid reuse
+		if st, _ := startTime(pid); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(pid)+" "+strconv.FormatUint(st, 10) {
+			t.Fatalf("pid file %q (%v), want %d and its start time %d", b, err, pid, st)
 		}
 		if sid := session(pid); sid != pid {
 			t.Errorf("%s: session %d, want its own (%d)", n, sid, pid)

@@ -388,7 +388,7 @@ var errAddrInUse = errors.New("address already in use")
 // answers on n.Addr (and is the process that was spawned, not someone else
 // on that port).
 func startNode(ctx context.Context, env *launcher.Env, c *launcher.Cluster, n *launcher.Node) error {
-	if len(n.Argv) == 0 {
+	if len(n.Argv) == 0 && n.Found == nil { // an existing cluster's node starts as its inventory says
 		return fmt.Errorf("node %s has no recorded command line", n.Name)
 	}
 	// SpawnNode puts the disk layer under n's data directory first

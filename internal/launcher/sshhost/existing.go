@@ -173,7 +173,9 @@ func ExistingCluster(ctx context.Context, hs *NodeHosts, e *remote.Existing) (*l
 		Inventory: hs.Inventory(), Hosts: hs, Options: map[string]string{"existing": "true"}}
 	var errs []error
 	for _, en := range e.Nodes {
-		n := launcher.Node{Name: en.Name, Host: en.Host, Addr: en.Endpoint, PeerAddr: en.Peer,
+		// Argv is the start command (its program name guards against a
+		// reused pid, as for nodes faultbench started); none for a unit
+		n := launcher.Node{Name: en.Name, Host: en.Host, Addr: en.Endpoint, PeerAddr: en.Peer, Argv: en.Start,
 			Found: &launcher.Finder{Unit: en.Unit, PidFile: en.PidFile, Process: en.Process, Start: en.Start}}
 		h, err := hs.Host(en.Host)
 		if err != nil {

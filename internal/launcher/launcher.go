@@ -162,8 +162,11 @@ func (s Spec) Validate() error {
 	if s.Nodes < 1 {
 		return fmt.Errorf("nodes must be at least 1, got %d", s.Nodes)
 	}
-	if len(s.Hosts) > 0 && len(s.Hosts) != s.Nodes*(1+s.Replicas) {
-		return fmt.Errorf("%d nodes with %d replicas each on %d hosts: one node per host", s.Nodes, s.Replicas, len(s.Hosts))
+	if total := s.Nodes * (1 + s.Replicas); len(s.Hosts) > 0 && len(s.Hosts) != total {
+		if s.Replicas > 0 {
+			return fmt.Errorf("%d nodes (%d with %d replicas each) on %d hosts: one node per host", total, s.Nodes, s.Replicas, len(s.Hosts))
+		}
+		return fmt.Errorf("%d nodes on %d hosts: one node per host", total, len(s.Hosts))
 	}
 	if s.Nodes > 64 {
 		return fmt.Errorf("nodes must be at most 64 on one machine, got %d", s.Nodes)

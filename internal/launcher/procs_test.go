@@ -50,6 +50,8 @@ func TestSpecHosts(t *testing.T) {
 	}{
 		{"one node per host", Spec{Nodes: 3, Hosts: []string{"a", "b", "c"}}, ""},
 		{"fewer hosts", Spec{Nodes: 3, Hosts: []string{"a", "b"}}, "3 nodes on 2 hosts"},
+		{"a host per replica", Spec{Nodes: 2, Replicas: 1, Hosts: []string{"a", "b", "c", "d"}}, ""},
+		{"no host for a replica", Spec{Nodes: 2, Replicas: 1, Hosts: []string{"a", "b"}}, "4 nodes (2 with 1 replicas each) on 2 hosts"},
 		{"local", Spec{Nodes: 3}, ""},
 	}
 	for _, tc := range tests {

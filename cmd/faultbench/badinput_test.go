@@ -41,6 +41,7 @@ func TestBadInputFirstLine(t *testing.T) {
 	late := sc("late.yaml", "load: {duration: 10s}\nschedule:\n  - {at: 5m, fault: kill, node: n1}\n")
 	unbound := sc("unbound.yaml", "load: {duration: 10s}\nschedule:\n  - {at: 2s, fault: kill, node: n1}\n  - {at: 4s, fault: start, node: victim}\n")
 	txkvNode := write("txkv.yaml", "name: t\ntarget: {kind: txkv}\nworkload: {ycsb: txn}\nload: {duration: 10s}\nschedule:\n  - {at: 2s, fault: kill, node: n1}\n")
+	cassandraScenario := write("cs.yaml", "name: t\ntarget: {kind: cassandra, nodes: 3}\nworkload: {ycsb: workloada}\nload: {duration: 10s}\n")
 	redisReplica := write("rc.yaml", "name: t\ntarget: {kind: redis-cluster, nodes: 3, replicas: 1}\nworkload: {ycsb: workloada}\nload: {duration: 10s}\nschedule:\n  - {at: 2s, fault: kill, node: n7}\n")
 
 	hostsBad := write("hostsbad.yaml", "ssh: {user: u, key: /k, known_hosts: /kh}\nhosts:\n  - {name: c1, address: 10.0.0.1, roles: [clint]}\n")
@@ -105,14 +106,15 @@ func TestBadInputFirstLine(t *testing.T) {
 		{"run name with slash", []string{"load", "etcd", "-name", "../x"}, 2, `faultbench: -name "../x": allowed letters`},
 		// cluster up: no silent defaults
 		{"nodes 0", []string{"cluster", "up", "etcd", "--nodes", "0"}, 2, "faultbench: --nodes 0: allowed 1..64"},
-		{"hosts: another target", []string{"cluster", "up", "redis-cluster", "--hosts", hostsNodes}, 2, "faultbench: --hosts: redis-cluster nodes cannot run on inventory hosts yet (supported: etcd)"},
+		{"hosts: another target", []string{"cluster", "up", "cassandra", "--hosts", hostsNodes}, 2, "faultbench: --hosts: cassandra nodes cannot run on inventory hosts yet (supported: etcd, redis, redis-cluster)"},
 		{"hosts: no node hosts", []string{"cluster", "up", "etcd", "--hosts", hostsBad}, 2, "faultbench: --hosts: " + hostsBad + ": hosts[0] (c1).roles"},
 		{"hosts: more nodes than hosts", []string{"cluster", "up", "etcd", "--hosts", hostsNodes, "--nodes", "3"}, 2, "faultbench: --nodes 3: the inventory " + hostsNodes + " has only 1 node hosts"},
 		{"hosts and net", []string{"cluster", "up", "etcd", "--hosts", hostsNodes, "--net"}, 2, "faultbench: --net and --hosts:"},
 		{"hosts on down", []string{"cluster", "down", "etcd", "--hosts", hostsNodes}, 2, "faultbench: --hosts is for `cluster up`"},
 		{"cleanup hosts and all", []string{"cleanup", "--hosts", hostsNodes, "--all"}, 2, "faultbench: --all and --hosts: give one"},
 		{"cleanup accept-new without hosts", []string{"cleanup", "--accept-new-host-keys"}, 2, "faultbench: --accept-new-host-keys is for --hosts only"},
-		{"nodes-from: another target", []string{"scenario", redisReplica, "--nodes-from", hostsNodes}, 2, "faultbench: --hosts: redis-cluster nodes cannot run on inventory hosts yet"},
+		{"nodes-from: another target", []string{"scenario", cassandraScenario, "--nodes-from", hostsNodes}, 2, "faultbench: --hosts: cassandra nodes cannot run on inventory hosts yet"},
+		{"nodes-from: no host for the replicas", []string{"scenario", redisReplica, "--nodes-from", hostsNodes}, 2, "faultbench: target.nodes 3: the inventory " + hostsNodes + " has only 1 node hosts (3 masters with 1 replica each, 6 nodes needs 6"},
 		{"nodes-from: more nodes than hosts", []string{"scenario", good, "--nodes-from", hostsNodes}, 2, "faultbench: target.nodes 3: the inventory " + hostsNodes + " has only 1 node hosts"},
 		{"spawn without a command", []string{"spawn", "--log", "/tmp/x.log"}, 2, "faultbench: spawn: usage"},
 		{"replicas negative", []string{"cluster", "up", "redis-cluster", "--replicas", "-5"}, 2, "faultbench: --replicas -5: allowed 0..64"},

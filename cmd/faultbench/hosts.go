@@ -125,7 +125,7 @@ func (a *app) nodeHostsFor(kind, file string, acceptNew bool, nodes, replicas in
 	}
 	total := nodes * (1 + replicas)
 	if replicas < 0 || total > len(nh) {
-		return usagef("%s %d: %s needs %d node hosts (one node per host); the inventory %s has %d", nodesWhat, nodes, t.Size.Describe(nodes, max(replicas, 0)), max(total, nodes), file, len(nh))
+		return usagef("%s %d: the inventory %s has only %d node hosts (%s needs %d, one node per host)", nodesWhat, nodes, file, len(nh), t.Size.Describe(nodes, max(replicas, 0)), max(total, nodes))
 	}
 	spec.Nodes, spec.Replicas = nodes, replicas
 	spec.Hosts = nil

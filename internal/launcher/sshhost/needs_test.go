@@ -101,7 +101,13 @@ func TestRecordedProcess(t *testing.T) {
 // holds the pattern) is not, and a pattern nothing matches finds nothing.
 func TestFindProcesses(t *testing.T) {
 	marker := "fb30-find-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	cmd := exec.Command("sh", "-c", "sleep 60; : "+marker)
+	// tail follows a file named by the marker without forking (a shell
+	// would fork, and its child has the same command line until it execs)
+	file := filepath.Join(t.TempDir(), marker)
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("tail", "-f", file)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,9 @@ func TestClientSettings(t *testing.T) {
 			Retry: runner.DefaultRetry(runner.RetryImmediate), Spike: runner.Spike{At: time.Second, Duration: 2 * time.Second, Factor: 3}}}},
 			map[string]string{"optimeout": "10s", "runner.retry": "immediate", "runner.retry.max": "3",
 				"runner.spike.at": "1s", "runner.spike.duration": "2s", "runner.spike.factor": "3"}},
+		{"timed-out calls kept busy: the option and its effective bound", &Prepared{Driver: noSettingsDriver{}, Settings: Settings{Runner: runner.Config{
+			Threads: 8, Busy: runner.Busy{Enabled: true}}}},
+			map[string]string{"optimeout": "10s", "runner.retry": "none", "runner.timeout.busy": "true", "runner.timeout.busy.max": "32"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := clientSettings(tc.prep)

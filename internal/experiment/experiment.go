@@ -211,6 +211,8 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 	get(err)
 	profile, err := runner.ReadProfile(p)
 	get(err)
+	busy, err := runner.ReadBusy(p)
+	get(err)
 	msp, judge, err := metastable.ReadParams(p, spike.Enabled())
 	get(err)
 	if s.Window < 10*time.Millisecond || s.Window > time.Hour {
@@ -260,7 +262,10 @@ func ReadSettings(p *properties.Properties, phase runner.Phase, wl *workload.Wor
 		if retry.Enabled() && wl.Program() != nil {
 			return s, p.Error("runner.retry", "a program workload retries on its own terms; the runner's retry policies apply to CoreWorkload operations")
 		}
-		s.Runner.Retry, s.Runner.Spike, s.Runner.Profile = retry, spike, profile
+		if busy.Enabled && wl.Program() != nil {
+			return s, p.Error("runner.timeout.busy", "applies to CoreWorkload operations, not to a program workload's")
+		}
+		s.Runner.Retry, s.Runner.Spike, s.Runner.Profile, s.Runner.Busy = retry, spike, profile, busy
 		if judge {
 			s.Metastable = &msp
 		}
@@ -556,6 +561,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	if out.Result.Dropped > 0 {
 		fmt.Fprintf(&summary, "[OVERALL], DroppedOperations, %d\n", out.Result.Dropped)
+	}
+	if prep.Settings.Runner.Busy.Enabled {
+		fmt.Fprintf(&summary, "[OVERALL], TimedOutCallsKeptBusy, %d\n[OVERALL], TimedOutCallsBusyPeak, %d\n", out.Result.Abandoned, out.Result.BusyPeak)
 	}
 	report.WriteFigures(&summary, out.Figures)
 	if export != nil {

@@ -245,7 +245,7 @@ func (w *worker) retry(ctx context.Context, err error, started time.Time) (time.
 		w.retries++
 		started = time.Now()
 		w.nparts = 0
-		err = w.execute(ctx, started)
+		err = w.attempt(ctx, started)
 	}
 	if rt.bucket != nil {
 		if err == nil {
@@ -320,10 +320,11 @@ func ReadClient(p *properties.Properties) (Retry, Spike, error) {
 	return r, s, errors.Join(errs...)
 }
 
-// ClientSettings are the retry policy's and the spike's effective values
-// by property key, for env.json's client_settings: runner.retry always;
-// its parameters when it retries; the spike's and the rate profile's when
-// there is one.
+// ClientSettings are the retry policy's, the spike's, the rate profile's
+// and Busy's effective values by property key, for env.json's
+// client_settings: runner.retry always; its parameters when it retries;
+// the spike's and the rate profile's when there is one;
+// runner.timeout.busy and its bound when it is on.
 func (c Config) ClientSettings() map[string]string {
 	r := c.Retry
 	out := map[string]string{"runner.retry": string(RetryNone)}
@@ -339,6 +340,7 @@ func (c Config) ClientSettings() map[string]string {
 			out["runner.retry.budget.ratio"] = strconv.FormatFloat(r.Ratio, 'g', -1, 64)
 		}
 	}
+	c.Busy.settings(out, c.Threads)
 	if s := c.Spike; s.Enabled() {
 		out["runner.spike.at"] = s.At.String()
 		out["runner.spike.duration"] = s.Duration.String()

@@ -61,6 +61,9 @@ type Config struct {
 	Spike Spike
 	// Profile changes the open-loop rate over the run (profile.go).
 	Profile Profile
+	// Busy keeps a timed-out attempt's call going, holding its
+	// connection, until the database answers (busy.go); run phase only.
+	Busy Busy
 }
 
 // Validate checks the configuration.
@@ -94,7 +97,7 @@ func (c Config) Validate() error {
 	if err := c.Profile.Validate(); err != nil {
 		return err
 	}
-	return nil
+	return c.Busy.Validate()
 }
 
 // Tracker, if set, sees every write (insert, update, the write half of a
@@ -131,6 +134,10 @@ type Result struct {
 	Canceled int64  // operations cut off by the stop and therefore not recorded
 	Retries  int64  // retries made (Config.Retry): attempts after an operation's first
 	Dropped  int64  // open loop: operations due before the end that never started (the run was behind)
+	// Abandoned counts the timed-out attempts whose calls went on holding
+	// their connections (Config.Busy); BusyPeak is the most of them in
+	// flight at once.
+	Abandoned, BusyPeak int64
 	// Cut counts, by outcome class, the operations still in flight at the
 	// deadline: cancelled by it (timeout class) or completed after it. They
 	// are not recorded in any window: the measured period ends at the
@@ -223,6 +230,22 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			bucket = newTokenBucket(cfg.Retry.Tokens, cfg.Retry.Ratio)
 		}
 	}
+	var busy *busyPool
+	if cfg.Phase == Run && cfg.Busy.Enabled {
+		switch {
+		case r.Workload.Program() != nil:
+			return Result{}, errBusyProgram
+		case r.Tracker != nil:
+			return Result{}, errBusyTracker
+		}
+		bctx, cancel := context.WithCancel(ctx)
+		busy = newBusyPool(bctx, cfg.Threads, cfg.Busy.limit(cfg.Threads))
+		defer func() {
+			// the timed-out calls still going end with the run
+			cancel()
+			busy.wg.Wait()
+		}()
+	}
 	if cfg.Spike.Enabled() && interval > 0 {
 		from := start.Add(cfg.Warmup + cfg.Spike.At)
 		spike = &spikeSchedule{from: from, to: from.Add(cfg.Spike.Duration), factor: cfg.Spike.Factor}
@@ -256,6 +279,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			next:    start.Add(time.Duration(int64(interval) * int64(i) / int64(cfg.Threads))),
 			spike:   spike,
 			profile: profile,
+			busy:    busy,
 		}
 		if retryOp >= 0 {
 			w.retrier = newRetrier(cfg.Retry, retryOp, bucket, cfg.Seed, i)
@@ -303,6 +327,9 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	}
 	wg.Wait()
 	res := Result{Start: start, End: time.Now(), Ops: total.Load(), Behind: behind.Load(), Canceled: canceled.Load(), Dropped: dropped.Load(), Cut: cut, Samples: samples, Retries: retries.Load()}
+	if busy != nil {
+		res.Abandoned, res.BusyPeak = busy.abandoned.Load(), busy.peak.Load()
+	}
 	if !deadline.IsZero() && res.End.After(deadline) {
 		res.End = deadline
 	}
@@ -351,6 +378,9 @@ type worker struct {
 	retries int64
 	spike   *spikeSchedule   // nil: no load spike
 	profile *profileSchedule // nil: no rate profile
+	// busy is the run's Busy state; nil: a timed-out call ends at once.
+	busy      *busyPool
+	busyTimer *time.Timer
 }
 
 // part is one database call of a composite operation.
@@ -408,7 +438,7 @@ func (w *worker) loop(ctx context.Context) {
 			intended = started
 		}
 		w.nparts = 0
-		err := w.execute(ctx, started)
+		err := w.attempt(ctx, started)
 		last := started // the last attempt's start: service time is its
 		if w.retrier != nil {
 			if err != nil {
@@ -520,6 +550,11 @@ func (w *worker) execute(parent context.Context, started time.Time) error {
 		// the run's deadline cancels what is still in flight
 		opDeadline = w.deadline
 	}
+	return w.issue(parent, opDeadline, started)
+}
+
+// issue issues w.op, started at started, with the deadline opDeadline.
+func (w *worker) issue(parent context.Context, opDeadline, started time.Time) error {
 	octx := newOpContext(parent, opDeadline)
 	defer octx.release()
 	var ctx context.Context = octx

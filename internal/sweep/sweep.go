@@ -25,6 +25,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/event"
 	"github.com/faultbench/faultbench/internal/experiment"
+	"github.com/faultbench/faultbench/internal/metastable"
 	"github.com/faultbench/faultbench/internal/report"
 	"github.com/faultbench/faultbench/internal/rundir"
 	"github.com/faultbench/faultbench/internal/scenario"
@@ -381,7 +382,13 @@ func write(dir string, sum *rundir.SweepSummary) error {
 	for _, op := range ops {
 		head = append(head, strings.ToLower(op)+"_p50_us", strings.ToLower(op)+"_p95_us", strings.ToLower(op)+"_p99_us")
 	}
-	head = append(head, "client_throughput_cv", "client_p99_cv", "dir", "error")
+	head = append(head, "client_throughput_cv", "client_p99_cv")
+	cells := sum.Type == scenario.SweepMetastable
+	if cells {
+		// a recovery map's cell per row: policy, trigger, load (rate) and verdict
+		head = append(head, "retry", "trigger", "verdict", "time_to_recover_ms")
+	}
+	head = append(head, "dir", "error")
 	w.Write(head)
 	for _, r := range sum.Steps {
 		rec := []string{strconv.Itoa(r.Step), strconv.Itoa(r.Nodes), strconv.Itoa(r.Threads), strconv.Itoa(r.Clients), strconv.FormatInt(r.Records, 10),
@@ -391,7 +398,15 @@ func write(dir string, sum *rundir.SweepSummary) error {
 			l := r.PerOp[op]
 			rec = append(rec, strconv.FormatInt(l.P50, 10), strconv.FormatInt(l.P95, 10), strconv.FormatInt(l.P99, 10))
 		}
-		rec = append(rec, cvText(r.ClientThroughputCV), cvText(r.ClientP99CV), r.Dir, firstLine(r.Error)) // the whole error is in summary.json
+		rec = append(rec, cvText(r.ClientThroughputCV), cvText(r.ClientP99CV))
+		if cells {
+			ttr := ""
+			if r.TimeToRecoverMs != nil {
+				ttr = strconv.FormatFloat(*r.TimeToRecoverMs, 'f', -1, 64)
+			}
+			rec = append(rec, r.Retry, r.Trigger, r.Verdict, ttr)
+		}
+		rec = append(rec, r.Dir, firstLine(r.Error)) // the whole error is in summary.json
 		w.Write(rec)
 	}
 	w.Flush()
@@ -427,7 +442,12 @@ func WriteTable(w io.Writer, sum *rundir.SweepSummary) {
 	for _, op := range ops {
 		head += op + " p50/p95/p99 (ms)\t"
 	}
-	fmt.Fprintln(tw, head+"client CV\t")
+	cells := sum.Type == scenario.SweepMetastable
+	head += "client CV\t"
+	if cells {
+		head += "retry\ttrigger\tverdict\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range sum.Steps {
 		offered := "closed loop"
 		if r.OfferedOps > 0 {
@@ -443,12 +463,31 @@ func WriteTable(w io.Writer, sum *rundir.SweepSummary) {
 			line += fmt.Sprintf("%s/%s/%s\t", ms(l.P50), ms(l.P95), ms(l.P99))
 		}
 		line += cvText(r.ClientThroughputCV) + "\t"
+		if cells {
+			retry := r.Retry
+			if retry == "" {
+				retry = "the scenario's"
+			}
+			line += retry + "\t" + r.Trigger + "\t" + verdictText(r) + "\t"
+		}
 		if r.Error != "" {
 			line += " failed: " + firstLine(r.Error)
 		}
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+}
+
+// verdictText is a recovery map cell's verdict: recovered in X s,
+// metastable, unknown, not judged.
+func verdictText(r rundir.SweepStep) string {
+	switch {
+	case r.Verdict == metastable.Recovered && r.TimeToRecoverMs != nil:
+		return fmt.Sprintf("recovered in %.1f s", *r.TimeToRecoverMs/1000)
+	case r.Verdict == "":
+		return "not judged"
+	}
+	return r.Verdict
 }
 
 func firstLine(s string) string {

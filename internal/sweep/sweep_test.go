@@ -211,3 +211,62 @@ func TestMetastableSweepValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestMetastableCells: a recovery map's steps.csv and terminal table give
+// every cell flat (policy, trigger, load, verdict with the time to
+// recover); the negative control, an sb1 sweep's, has none of these
+// columns.
+func TestMetastableCells(t *testing.T) {
+	ttr := 2100.0
+	steps := []rundir.SweepStep{
+		{Step: 1, Dir: "s01", RateSpec: "50%", Retry: "none", Trigger: "x2 for 3s", Verdict: "recovered", TimeToRecoverMs: &ttr},
+		{Step: 2, Dir: "s02", RateSpec: "90%", Retry: "immediate", Trigger: "x3 for 5s", Verdict: "metastable"},
+		{Step: 3, Dir: "s03", RateSpec: "75%", Retry: "backoff", Trigger: "x3 for 5s", Verdict: "unknown"},
+	}
+	for _, tc := range []struct {
+		typ       string
+		wantCSV   []string // lines steps.csv must contain
+		wantTable []string // lines of the table must contain these, in order
+	}{
+		{"metastable",
+			[]string{",retry,trigger,verdict,time_to_recover_ms,dir,error", ",none,x2 for 3s,recovered,2100,s01,", ",immediate,x3 for 5s,metastable,,s02,", ",backoff,x3 for 5s,unknown,,s03,"},
+			[]string{"retry", "none", "immediate", "backoff"}},
+		{"sb1", []string{",client_throughput_cv,client_p99_cv,dir,error"}, nil},
+	} {
+		t.Run(tc.typ, func(t *testing.T) {
+			dir := t.TempDir()
+			sum := &rundir.SweepSummary{Sweep: "m", Type: tc.typ, Target: "redis", Planned: 3, Steps: steps}
+			if err := write(dir, sum); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "steps.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.wantCSV {
+				if !strings.Contains(string(b), want) {
+					t.Errorf("steps.csv lacks %q:\n%s", want, b)
+				}
+			}
+			var w bytes.Buffer
+			WriteTable(&w, sum)
+			lines := strings.Split(w.String(), "\n")
+			if tc.wantTable == nil {
+				if strings.Contains(w.String(), "trigger") || strings.Contains(string(b), "verdict") {
+					t.Errorf("an %s sweep shows recovery map columns:\n%s\n%s", tc.typ, w.String(), b)
+				}
+				return
+			}
+			for i, want := range tc.wantTable {
+				if !strings.Contains(lines[i], want) {
+					t.Errorf("table line %d lacks %q:\n%s", i, want, w.String())
+				}
+			}
+			for _, want := range []string{"x2 for 3s", "recovered in 2.1 s", "metastable", "unknown"} {
+				if !strings.Contains(w.String(), want) {
+					t.Errorf("table lacks %q:\n%s", want, w.String())
+				}
+			}
+		})
+	}
+}

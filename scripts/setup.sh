@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh — install what faultbench's targets and tools need, idempotently.
 #
-#   scripts/setup.sh                      everything: redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh, fuse,
+#   scripts/setup.sh                      everything: redis, postgres, galera, cassandra, hbase, staticcheck, chromium, sysbench, ssh, fuse,
 #                                         faketime
 #                                         (make test)
 #   scripts/setup.sh --only demo          what `make demo` needs: Go alone (the demo's etcd members run inside
@@ -11,6 +11,8 @@
 #                                         postgresql-15-auto-failover, pg-auto-failover-cli)
 #   scripts/setup.sh --only galera        MariaDB 10.11 with Galera 4 (mariadb-server, galera-4, rsync)
 #   scripts/setup.sh --only cassandra     Apache Cassandra's jars from Maven Central into the user's cache
+#   scripts/setup.sh --only hbase         HBase's, Hadoop's (HDFS) and ZooKeeper's jars from Maven Central into
+#                                         the user's cache
 #   scripts/setup.sh --only staticcheck   staticcheck into $(go env GOPATH)/bin
 #   scripts/setup.sh --only chromium      Debian's chromium (the report test opens report.html in it)
 #   scripts/setup.sh --only sysbench      Debian's sysbench (bench/vs-peers.sh's peer for SQL)
@@ -33,10 +35,19 @@
 # Cassandra (org.apache.cassandra:cassandra-all, pinned below) and its
 # dependency jars are resolved by Maven from Maven Central only, checksums
 # enforced, into ${XDG_CACHE_HOME:-~/.cache}/faultbench/cassandra-VERSION/lib.
+# HBase (org.apache.hbase:hbase-server and hbase-thrift, pinned below), the
+# HDFS jars (org.apache.hadoop:hadoop-hdfs and hadoop-common) and ZooKeeper
+# (a dependency of hbase-zookeeper) are resolved the same way into
+# ${XDG_CACHE_HOME:-~/.cache}/faultbench/hbase-VERSION/lib.
 set -euo pipefail
 
 STATICCHECK_VERSION=v0.8.2
 CASSANDRA_VERSION=5.0.9 # keep equal to cassandra.Version in internal/launcher/cassandra
+HBASE_VERSION=2.6.1 # keep equal to hbase.Version in internal/launcher/hbase
+# the Hadoop release HBase 2.6.1's -hadoop3 artifacts are built against; the
+# hbase-thrift jar exists only as the default (Hadoop 2) artifact on Maven
+# Central, so its Hadoop dependencies are excluded and these are used
+HBASE_HADOOP_VERSION=3.3.5
 MAVEN_CENTRAL=https://repo.maven.apache.org/maven2
 REDIS_MIN_MAJOR=7 # the launchers use --cluster-port and CLUSTER ADDSLOTSRANGE (Redis 7.0)
 
@@ -270,6 +281,80 @@ EOF_POM
 	rm -rf "$tmp"
 }
 
+# maven_copy_jars DIR ARTIFACT_XML NAME copies the runtime jars of the
+# dependencies in ARTIFACT_XML (the <dependency> elements of a pom), resolved
+# from Maven Central alone with strict checksums, into DIR.partial; NAME
+# names the set in messages.
+maven_copy_jars() {
+	local out=$1 deps=$2 name=$3 tmp
+	if ! command -v java >/dev/null 2>&1; then
+		apt_install openjdk-17-jre-headless
+	fi
+	if ! command -v mvn >/dev/null 2>&1; then
+		apt_install maven
+	fi
+	tmp=$(mktemp -d -t faultbench-jars.XXXXXX)
+	cat >"$tmp/settings.xml" <<EOF_SETTINGS
+<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
+  <mirrors>
+    <mirror><id>central-only</id><mirrorOf>*</mirrorOf><url>$MAVEN_CENTRAL</url></mirror>
+  </mirrors>
+</settings>
+EOF_SETTINGS
+	cat >"$tmp/pom.xml" <<EOF_POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>faultbench</groupId>
+  <artifactId>$name-jars</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+$deps
+  </dependencies>
+</project>
+EOF_POM
+	rm -rf "$out.partial"
+	mkdir -p "$(dirname "$out")"
+	if ! (cd "$tmp" && mvn -B -q -s "$tmp/settings.xml" --strict-checksums \
+		dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$out.partial") >>"$log" 2>&1; then
+		rm -rf "$tmp"
+		die "mvn could not resolve the $name jars from Maven Central"
+	fi
+	rm -rf "$tmp"
+}
+
+# setup_hbase resolves HBase (server and Thrift2 gateway), HDFS and
+# ZooKeeper into one jar directory the hbase launcher reads; like
+# setup_cassandra it does nothing once lib/.complete is there.
+setup_hbase() {
+	local cache dir lib major
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}
+	dir="$cache/faultbench/hbase-$HBASE_VERSION"
+	lib="$dir/lib"
+	[ -f "$lib/.complete" ] && return 0
+	if command -v java >/dev/null 2>&1; then
+		major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
+		if ! [[ "$major" =~ ^[0-9]+$ ]] || [ "$major" -lt 11 ] || [ "$major" -gt 17 ]; then
+			die "java ${major:-of unknown version} on PATH: HBase $HBASE_VERSION runs here on Java 11 or 17 (apt-get install openjdk-17-jre-headless)"
+		fi
+	fi
+	maven_copy_jars "$lib" "
+    <dependency><groupId>org.apache.hbase</groupId><artifactId>hbase-server</artifactId><version>$HBASE_VERSION-hadoop3</version></dependency>
+    <dependency><groupId>org.apache.hbase</groupId><artifactId>hbase-thrift</artifactId><version>$HBASE_VERSION</version>
+      <exclusions><exclusion><groupId>org.apache.hadoop</groupId><artifactId>*</artifactId></exclusion></exclusions></dependency>
+    <dependency><groupId>org.apache.hadoop</groupId><artifactId>hadoop-hdfs</artifactId><version>$HBASE_HADOOP_VERSION</version></dependency>
+    <dependency><groupId>org.apache.hadoop</groupId><artifactId>hadoop-common</artifactId><version>$HBASE_HADOOP_VERSION</version></dependency>" hbase
+	local jar
+	for jar in "hbase-server-$HBASE_VERSION-hadoop3.jar" "hbase-thrift-$HBASE_VERSION.jar" \
+		"hadoop-hdfs-$HBASE_HADOOP_VERSION.jar" "hadoop-common-$HBASE_HADOOP_VERSION.jar"; do
+		[ -f "$lib.partial/$jar" ] || die "mvn ran but $jar is not in $lib.partial"
+	done
+	ls "$lib.partial"/zookeeper-3.*.jar >/dev/null 2>&1 || die "mvn ran but no zookeeper-3.*.jar is in $lib.partial"
+	rm -rf "$lib"
+	mv "$lib.partial" "$lib"
+	echo "org.apache.hbase:hbase-server:$HBASE_VERSION-hadoop3 hbase-thrift:$HBASE_VERSION hadoop:$HBASE_HADOOP_VERSION" >"$lib/.complete"
+}
+
 # setup_demo checks what make demo needs: the go command (the build then
 # downloads the modules it needs). etcd is compiled into the faultbench
 # binary, which runs the demo's members itself (faultbench node etcd).
@@ -347,7 +432,7 @@ only=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--only)
-		[ $# -ge 2 ] || die "--only needs one of: demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh, fuse, faketime"
+		[ $# -ge 2 ] || die "--only needs one of: demo, redis, postgres, galera, cassandra, hbase, staticcheck, chromium, sysbench, ssh, fuse, faketime"
 		only=$2
 		shift 2
 		;;
@@ -371,6 +456,7 @@ case "$only" in
 	setup_postgres
 	setup_galera
 	setup_cassandra
+	setup_hbase
 	setup_staticcheck
 	setup_chromium
 	setup_sysbench
@@ -383,11 +469,12 @@ redis) setup_redis ;;
 postgres) setup_postgres ;;
 galera) setup_galera ;;
 cassandra) setup_cassandra ;;
+hbase) setup_hbase ;;
 staticcheck) setup_staticcheck ;;
 chromium) setup_chromium ;;
 sysbench) setup_sysbench ;;
 ssh) setup_ssh ;;
 fuse) setup_fuse ;;
 faketime) setup_faketime ;;
-*) die "--only $only: want demo, redis, postgres, galera, cassandra, staticcheck, chromium, sysbench, ssh, fuse or faketime" ;;
+*) die "--only $only: want demo, redis, postgres, galera, cassandra, hbase, staticcheck, chromium, sysbench, ssh, fuse or faketime" ;;
 esac

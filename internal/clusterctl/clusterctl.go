@@ -235,6 +235,15 @@ func (m *Manager) Status(ctx context.Context, name string, w io.Writer) (*launch
 	if rerr != nil {
 		fmt.Fprintf(w, "note: %v\n", rerr)
 	}
+	if d, ok := l.(launcher.StatusDescriber); ok {
+		dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		text, err := d.DescribeStatus(dctx, c)
+		cancel()
+		fmt.Fprint(w, text)
+		if err != nil {
+			fmt.Fprintf(w, "note: %v\n", err)
+		}
+	}
 	return c, nil
 }
 

@@ -1,5 +1,7 @@
 package launcher
 
+import "context"
+
 // OptionChecker is implemented by launchers that can check the values of
 // their options (`cluster up -o`, a scenario's target.options) without
 // starting anything, so that a bad value is a usage error before any node
@@ -19,4 +21,13 @@ type OptionChecker interface {
 // refused at validation.
 type DiskLayered interface {
 	CheckDiskLayer(opts map[string]string) error
+}
+
+// StatusDescriber is implemented by launchers that have more to say in
+// `cluster status` than the node table: what the database itself reports
+// (HBase: the active master, the region assignment, each machine's
+// processes with their memory). The text follows the table; the error,
+// if any, is printed as a note after what could be said.
+type StatusDescriber interface {
+	DescribeStatus(ctx context.Context, c *Cluster) (string, error)
 }

@@ -61,9 +61,9 @@ func TestLayers(t *testing.T) {
 	}{
 		{[]string{"internal/workload", "internal/measure", "internal/analyze", "internal/outcome", "internal/metastable", "internal/autoscale"},
 			[]string{"internal/driver", "internal/launcher", "internal/targets"}, "measurement and analysis are database-agnostic"},
-		{[]string{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra"},
+		{[]string{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra", "internal/driver/hbase"},
 			[]string{"internal/launcher", "internal/targets", "internal/experiment"}, "a driver talks to a database, it does not start one"},
-		{[]string{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra"},
+		{[]string{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra", "internal/driver/hbase"},
 			[]string{"internal/check", "internal/runner", "internal/workload", "internal/measure"},
 			"a driver is a client: the checks and the load are built on it, not in it (the lost-write tag field is in internal/lwtag)"},
 		{[]string{"internal/fault"}, []string{"internal/driver", "internal/targets"}, "faults act on clusters; client faults through fault's own interface"},
@@ -97,7 +97,7 @@ func TestLayers(t *testing.T) {
 		}
 		kinds := []string{"internal/driver/etcd", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra",
 			"internal/launcher/etcd", "internal/launcher/redis", "internal/launcher/txkv", "internal/launcher/postgresha",
-			"internal/launcher/galera", "internal/launcher/cassandra", "internal/check", "internal/measure"}
+			"internal/launcher/galera", "internal/launcher/cassandra", "internal/driver/hbase", "internal/launcher/hbase", "internal/check", "internal/measure"}
 		for _, imp := range bp.Imports {
 			if rel, ok := strings.CutPrefix(imp, module); ok && under(rel, kinds...) {
 				t.Errorf("cmd/faultbench imports %s: the command line builds a spec and calls one package; kinds come from internal/targets", rel)
@@ -153,12 +153,12 @@ func TestLayers(t *testing.T) {
 // listed takes the layer of its nearest listed parent directory.
 var layers = [][]string{
 	{"internal/runfile", "internal/procstat"}, // below the leaves: how a run directory's files are opened, the /proc/PID/stat parser
-	{"internal/outcome", "internal/properties", "internal/lwtag", "internal/fault/kind", "internal/diskfs", "internal/cgroup", "internal/history", "internal/check/verdict", "internal/stats", "internal/texttable", "internal/netns", "internal/event", "internal/k8s", "internal/txkv", "internal/hostload", "workloads", "scenarios"},
+	{"internal/outcome", "internal/properties", "internal/lwtag", "internal/fault/kind", "internal/diskfs", "internal/cgroup", "internal/history", "internal/check/verdict", "internal/stats", "internal/texttable", "internal/netns", "internal/event", "internal/k8s", "internal/txkv", "internal/hostload", "internal/hbasethrift", "workloads", "scenarios"},
 	{"internal/driver", "internal/launcher", "internal/measure", "internal/workload", "internal/remote",
 		"internal/check/elle", "internal/check/linear", "internal/check/bank", "internal/check/setvis"},
-	{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra",
+	{"internal/driver/etcd", "internal/driver/redis", "internal/driver/txkv", "internal/driver/sqldb", "internal/driver/cassandra", "internal/driver/hbase",
 		"internal/launcher/etcd", "internal/launcher/redis", "internal/launcher/txkv", "internal/launcher/postgresha",
-		"internal/launcher/galera", "internal/launcher/cassandra", "internal/launcher/sshhost",
+		"internal/launcher/galera", "internal/launcher/cassandra", "internal/launcher/hbase", "internal/launcher/sshhost",
 		"internal/analyze", "internal/runner", "internal/fault", "internal/workload/register", "internal/workload/appendset", "internal/histcheck", "internal/metastable", "internal/autoscale"},
 	{"internal/targets", "internal/check", "internal/scenario", "internal/live", "internal/workload/wltest"},
 	{"internal/clusterctl", "internal/rundir"},

@@ -25,6 +25,7 @@ import (
 	"github.com/faultbench/faultbench/internal/driver"
 	cassandradriver "github.com/faultbench/faultbench/internal/driver/cassandra"
 	etcddriver "github.com/faultbench/faultbench/internal/driver/etcd"
+	hbasedriver "github.com/faultbench/faultbench/internal/driver/hbase"
 	redisdriver "github.com/faultbench/faultbench/internal/driver/redis"
 	"github.com/faultbench/faultbench/internal/driver/sqldb"
 	txkvdriver "github.com/faultbench/faultbench/internal/driver/txkv"
@@ -32,6 +33,7 @@ import (
 	cassandralauncher "github.com/faultbench/faultbench/internal/launcher/cassandra"
 	etcdlauncher "github.com/faultbench/faultbench/internal/launcher/etcd"
 	"github.com/faultbench/faultbench/internal/launcher/galera"
+	hbaselauncher "github.com/faultbench/faultbench/internal/launcher/hbase"
 	"github.com/faultbench/faultbench/internal/launcher/postgresha"
 	redislauncher "github.com/faultbench/faultbench/internal/launcher/redis"
 	txkvlauncher "github.com/faultbench/faultbench/internal/launcher/txkv"
@@ -399,7 +401,59 @@ func Entries() []*Target {
 				},
 			},
 		},
+		{
+			Kind:      hbaselauncher.Kind,
+			Help:      "Apache HBase " + hbaselauncher.Version + " on HDFS (jars from Maven Central): ZooKeeper, NameNode, HMaster, Thrift2 gateway, and per node a DataNode and a region server, each a JVM",
+			Docs:      "docs/targets-hbase.md",
+			NewDriver: hbasedriver.New,
+			Launcher:  hbaselauncher.Launcher{},
+			LibcClock: true,
+			// hbase.family is a driver property too: no warning for it
+			LauncherOptions: without(hbaselauncher.OptionNames(), hbaselauncher.OptFamily),
+			EndpointKey:     hbasedriver.PropThrift,
+			PropertyPrefix:  "hbase.",
+			Connect:         connectHBase,
+			// a region server (the region servers are the primaries of
+			// their regions)
+			DefaultVictim: "primary",
+			// node nK is the region server nK and the DataNode nK-dn
+			WholeNode: hbaselauncher.WholeNode,
+			UpTimeout: 8 * time.Minute,
+			Size: Sizing{
+				Nodes: 3, NodesAre: "nodes (a region server and a DataNode each)",
+				// every region is served again once its server's regions
+				// are reassigned, while one DataNode per block replica
+				// is left: min(3, nodes) - 1 nodes may fail
+				FaultTolerance: func(n, _ int) int { return min(3, n) - 1 },
+				Describe: func(n, _ int) string {
+					return "ZooKeeper, a NameNode, a master, a Thrift gateway and " + plural(n, "node") + " (region server + DataNode)"
+				},
+				NodeNames: func(n, _ int) []string { return hbaselauncher.NodeNames(n) },
+			},
+		},
 	}
+}
+
+// connectHBase points the driver at the cluster's Thrift2 gateway and
+// column family, and passes on the gateway's client settings so that the
+// driver reports them (env.json's client_settings).
+func connectHBase(p *properties.Properties, c *launcher.Cluster) {
+	if n, err := c.Node(hbaselauncher.ThriftNode); err == nil && !p.Has(hbasedriver.PropThrift) {
+		p.Set(hbasedriver.PropThrift, n.Addr)
+	}
+	if f := c.Options[hbaselauncher.OptFamily]; f != "" && !p.Has(hbasedriver.PropFamily) {
+		p.Set(hbasedriver.PropFamily, f)
+	}
+	for _, k := range hbasedriver.GatewayClientKeys {
+		if v, ok := c.Options[k]; ok && !p.Has(k) {
+			p.Set(k, v)
+		}
+		p.Declare(k)
+	}
+	if !p.Has("faultbench.cluster") {
+		p.Set("faultbench.cluster", c.Name)
+	}
+	p.Declare("faultbench.cluster")
 }
 
 // connectCassandra points the driver at every node and at the keyspace

@@ -58,7 +58,7 @@ func TestBuiltinComplete(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(reg.Launchable(), ","); got != "cassandra,etcd,galera,postgres-ha,redis,redis-cluster,txkv" {
+	if got := strings.Join(reg.Launchable(), ","); got != "cassandra,etcd,galera,hbase,postgres-ha,redis,redis-cluster,txkv" {
 		t.Errorf("Launchable = %s", got)
 	}
 }

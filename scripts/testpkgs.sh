@@ -43,8 +43,12 @@ NET=(
 # packages' test time (CI 2026-11-27, one at a time: NET 421 s + these
 # 238 s; lane b about 655 s of 1284 s plus the workload packages added
 # since); internal/experiment's EB2 autoscaling run on etcd
-# (TestAutoscaleRun, about 35 s) adds to lane a
+# (TestAutoscaleRun, about 35 s) adds to lane a; so does
+# internal/driver/hbase's TestHBaseCluster (a 3-node HBase on HDFS, ten
+# JVMs: 352 s on this machine at load 40, four minutes of it starting the
+# cluster; less on a quiet one, not measured)
 LANE_A=(
+	github.com/faultbench/faultbench/internal/driver/hbase
 	github.com/faultbench/faultbench/internal/experiment
 	github.com/faultbench/faultbench/internal/measure
 	github.com/faultbench/faultbench/internal/sweep

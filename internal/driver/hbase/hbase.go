@@ -286,8 +286,11 @@ func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fi
 	var out []map[string][]byte
 	err := d.do(ctx, "scan", func(ctx context.Context, c *hbasethrift.THBaseServiceClient) error {
 		caching := int32(min(count, 1000))
-		rs, err := c.GetScannerResults(ctx, []byte(table),
-			&hbasethrift.TScan{StartRow: []byte(startKey), Columns: d.columns(fields), Caching: &caching}, int32(count))
+		// NewTScan's MaxVersions is 1: a TScan literal would ask for 0
+		// versions and read nothing
+		scan := hbasethrift.NewTScan()
+		scan.StartRow, scan.Columns, scan.Caching = []byte(startKey), d.columns(fields), &caching
+		rs, err := c.GetScannerResults(ctx, []byte(table), scan, int32(count))
 		if err != nil {
 			return err
 		}
@@ -335,7 +338,9 @@ func (d *Driver) Insert(ctx context.Context, table, key string, values map[strin
 // Delete implements driver.Driver: a Delete of the row.
 func (d *Driver) Delete(ctx context.Context, table, key string) error {
 	return d.do(ctx, "delete", func(ctx context.Context, c *hbasethrift.THBaseServiceClient) error {
-		return c.DeleteSingle(ctx, []byte(table), &hbasethrift.TDelete{Row: []byte(key)})
+		del := hbasethrift.NewTDelete() // its default delete type, as HBase's Delete of a row
+		del.Row = []byte(key)
+		return c.DeleteSingle(ctx, []byte(table), del)
 	})
 }
 

@@ -381,6 +381,9 @@ type worker struct {
 	// busy is the run's Busy state; nil: a timed-out call ends at once.
 	busy      *busyPool
 	busyTimer *time.Timer
+	// opc makes the operations' contexts (one timer and one registration
+	// with the run's context per worker)
+	opc *opClock
 }
 
 // part is one database call of a composite operation.
@@ -394,6 +397,8 @@ func (w *worker) loop(ctx context.Context) {
 	wake := newWaker(w.cfg.Wake)
 	defer wake.stop()
 	defer w.retrier.stop()
+	w.opc = newOpClock(ctx)
+	defer w.opc.stop()
 	behindAfter := w.interval
 	if behindAfter < time.Millisecond {
 		behindAfter = time.Millisecond
@@ -555,7 +560,13 @@ func (w *worker) execute(parent context.Context, started time.Time) error {
 
 // issue issues w.op, started at started, with the deadline opDeadline.
 func (w *worker) issue(parent context.Context, opDeadline, started time.Time) error {
-	octx := newOpContext(parent, opDeadline)
+	k := w.opc
+	if k == nil || k.parent != parent {
+		// a call of its own (runner.timeout.busy's, on another goroutine)
+		k = newOpClock(parent)
+		defer k.stop()
+	}
+	octx := k.start(opDeadline)
 	defer octx.release()
 	var ctx context.Context = octx
 	if w.term != nil {

@@ -22,7 +22,7 @@ import (
 // missing record never does). etcd transactions are linearizable whatever
 // etcd.serializable says.
 func (d *Driver) CompareAndSet(ctx context.Context, table, key, field string, old, new []byte) (bool, error) {
-	k := d.tablePrefix(table) + key
+	k := d.key(table, key)
 	cli := d.cli()
 	tr, err := cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.Value(k), "=", string(encodeRecord(map[string][]byte{field: old})))).

@@ -90,6 +90,7 @@ type Driver struct {
 	// clientv3.WithRequireLeader (etcd.requireleader)
 	requireLeader bool
 	settings      map[string]string // ClientSettings
+	names         fieldNames        // decoded records' field names
 
 	closeOnce sync.Once
 	closeErr  error
@@ -285,6 +286,15 @@ func (d *Driver) tablePrefix(table string) string {
 	return "/" + table + "/"
 }
 
+// key is the etcd key of a record: its table's prefix and the record's
+// key, made in one concatenation.
+func (d *Driver) key(table, key string) string {
+	if d.prefix != "" {
+		return d.prefix + key
+	}
+	return "/" + table + "/" + key
+}
+
 func (d *Driver) readOpts(more ...clientv3.OpOption) []clientv3.OpOption {
 	if d.serializable {
 		more = append(more, clientv3.WithSerializable())
@@ -294,7 +304,7 @@ func (d *Driver) readOpts(more ...clientv3.OpOption) []clientv3.OpOption {
 
 // Read implements driver.Driver.
 func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
-	k := d.tablePrefix(table) + key
+	k := d.key(table, key)
 	resp, err := d.cli().Get(d.rctx(ctx), k, d.readOpts()...)
 	if err != nil {
 		return nil, classify("read", err)
@@ -302,7 +312,7 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 	if len(resp.Kvs) == 0 {
 		return nil, classify("read", fmt.Errorf("key %q: %w", k, outcome.ErrNotFound))
 	}
-	rec, err := decodeRecord(resp.Kvs[0].Value, fields)
+	rec, err := decodeRecordNames(resp.Kvs[0].Value, fields, &d.names)
 	if err != nil {
 		return nil, classify("read", fmt.Errorf("key %q: %w", k, err))
 	}
@@ -314,7 +324,7 @@ func (d *Driver) Read(ctx context.Context, table, key string, fields []string) (
 // acknowledged before it. The lost-write check reads back with it
 // (check.StrongReader).
 func (d *Driver) ReadStrong(ctx context.Context, table, key string, fields []string) (map[string][]byte, error) {
-	k := d.tablePrefix(table) + key
+	k := d.key(table, key)
 	resp, err := d.cli().Get(d.rctx(ctx), k)
 	if err != nil {
 		return nil, classify("read", err)
@@ -322,7 +332,7 @@ func (d *Driver) ReadStrong(ctx context.Context, table, key string, fields []str
 	if len(resp.Kvs) == 0 {
 		return nil, classify("read", fmt.Errorf("key %q: %w", k, outcome.ErrNotFound))
 	}
-	rec, err := decodeRecord(resp.Kvs[0].Value, fields)
+	rec, err := decodeRecordNames(resp.Kvs[0].Value, fields, &d.names)
 	if err != nil {
 		return nil, classify("read", fmt.Errorf("key %q: %w", k, err))
 	}
@@ -348,7 +358,7 @@ func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fi
 	}
 	out := make([]map[string][]byte, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		rec, err := decodeRecord(kv.Value, fields)
+		rec, err := decodeRecordNames(kv.Value, fields, &d.names)
 		if err != nil {
 			return nil, classify("scan", fmt.Errorf("key %q: %w", kv.Key, err))
 		}
@@ -359,7 +369,7 @@ func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fi
 
 // Insert implements driver.Driver with one Put (an existing record is replaced).
 func (d *Driver) Insert(ctx context.Context, table, key string, values map[string][]byte) error {
-	_, err := d.cli().Put(d.rctx(ctx), d.tablePrefix(table)+key, string(encodeRecord(values)))
+	_, err := d.cli().Put(d.rctx(ctx), d.key(table, key), string(encodeRecord(values)))
 	return classify("insert", err)
 }
 
@@ -371,7 +381,7 @@ func (d *Driver) Insert(ctx context.Context, table, key string, values map[strin
 // tried again, up to 5 times, then the update fails with a Conflict-class
 // error. In overwrite mode the update is one Put of the given fields.
 func (d *Driver) Update(ctx context.Context, table, key string, values map[string][]byte) error {
-	k := d.tablePrefix(table) + key
+	k := d.key(table, key)
 	cli := d.cli()
 	ctx = d.rctx(ctx)
 	if d.overwrite {
@@ -414,7 +424,7 @@ func (d *Driver) Update(ctx context.Context, table, key string, values map[strin
 
 // Delete implements driver.Driver. Deleting a missing record is not an error.
 func (d *Driver) Delete(ctx context.Context, table, key string) error {
-	_, err := d.cli().Delete(d.rctx(ctx), d.tablePrefix(table)+key)
+	_, err := d.cli().Delete(d.rctx(ctx), d.key(table, key))
 	return classify("delete", err)
 }
 

@@ -2,9 +2,11 @@ package etcd
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"maps"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -128,4 +130,83 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("re-encoding % x changed it: %v %v", b, again, err)
 		}
 	})
+}
+
+// TestMergeRecordAsMap checks the one-pass merge against merging through
+// a decoded map, byte for byte, including old records out of name order
+// or with a name twice (merged through the map).
+func TestMergeRecordAsMap(t *testing.T) {
+	// raw encodes fields in the order given
+	raw := func(kv ...string) []byte {
+		b := binary.AppendUvarint(nil, uint64(len(kv)/2))
+		for i := 0; i+1 < len(kv); i += 2 {
+			b = appendField(b, kv[i], []byte(kv[i+1]))
+		}
+		return b
+	}
+	ycsb := map[string][]byte{}
+	for i := range 10 {
+		ycsb["field"+strconv.Itoa(i)] = bytes.Repeat([]byte{byte('a' + i)}, 100)
+	}
+	for _, tc := range []struct {
+		name   string
+		old    []byte
+		values map[string][]byte
+	}{
+		{"replace one of ten", encodeRecord(ycsb), map[string][]byte{"field3": []byte("x")}},
+		{"add before, between and after", raw("b", "1", "d", "2"), map[string][]byte{"a": nil, "c": []byte("3"), "e": []byte("4")}},
+		{"replace all", raw("a", "1", "b", "2"), map[string][]byte{"a": []byte("11"), "b": []byte("22")}},
+		{"nothing to merge", raw("a", "1"), map[string][]byte{}},
+		{"empty record", raw(), map[string][]byte{"a": []byte("1")}},
+		{"old out of order", raw("b", "1", "a", "2"), map[string][]byte{"c": []byte("3")}},
+		{"old with a name twice", raw("a", "1", "a", "2"), map[string][]byte{"b": []byte("3")}},
+		{"a long count", encodeRecord(manyFields(200)), map[string][]byte{"f0": []byte("z"), "zz": []byte("y")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := mergeRecord(tc.old, tc.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := mergeByMap(tc.old, tc.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("merge = % x\nwant    % x", got, want)
+			}
+		})
+	}
+	if _, err := mergeRecord(append(encodeRecord(ycsb), 0), map[string][]byte{"a": nil}); !errors.Is(err, errCorrupt) {
+		t.Errorf("trailing bytes: %v", err)
+	}
+}
+
+func manyFields(n int) map[string][]byte {
+	m := map[string][]byte{}
+	for i := range n {
+		m["f"+strconv.Itoa(i)] = []byte{byte(i)}
+	}
+	return m
+}
+
+// TestFieldNamesInterned checks that decoded records share their field
+// names (no allocation per field once seen) and that the table stays
+// bounded and correct past its size.
+func TestFieldNamesInterned(t *testing.T) {
+	rec := encodeRecord(manyFields(10))
+	var names fieldNames
+	with := testing.AllocsPerRun(100, func() { _, _ = decodeRecordNames(rec, nil, &names) })
+	without := testing.AllocsPerRun(100, func() { _, _ = decodeRecordNames(rec, nil, nil) })
+	if with > without-10 {
+		t.Fatalf("allocations per decode: %.0f interned, %.0f not: want at least the 10 names fewer", with, without)
+	}
+	for i := range maxInterned + 10 {
+		n := "name" + strconv.Itoa(i)
+		if got := names.get([]byte(n)); got != n {
+			t.Fatalf("get(%q) = %q", n, got)
+		}
+	}
+	if m := names.m.Load(); len(*m) > maxInterned {
+		t.Fatalf("%d names interned, bound %d", len(*m), maxInterned)
+	}
 }

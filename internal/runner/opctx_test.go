@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -186,6 +187,43 @@ func TestOpClock(t *testing.T) {
 		case <-next.Done():
 		default:
 			t.Fatal("an operation after the cancellation: Done open")
+		}
+	})
+	t.Run("derived contexts start no goroutine", func(t *testing.T) {
+		// context.WithCancel and context.AfterFunc (pgx's cancellation)
+		// register through the AfterFunc method; without it the context
+		// package starts a goroutine per derived context
+		k := newOpClock(context.Background())
+		defer k.stop()
+		c := k.start(time.Now().Add(time.Hour))
+		before := runtime.NumGoroutine()
+		var cancels []context.CancelFunc
+		var stops []func() bool
+		called := make(chan struct{}, 100)
+		for range 50 {
+			_, cc := context.WithCancel(c)
+			cancels = append(cancels, cc)
+			stops = append(stops, context.AfterFunc(c, func() { called <- struct{}{} }))
+		}
+		if n := runtime.NumGoroutine() - before; n > 5 {
+			t.Fatalf("100 derived contexts started %d goroutines", n)
+		}
+		if !stops[0]() {
+			t.Fatal("stopping an AfterFunc before the end: false")
+		}
+		c.release()
+		for range 49 {
+			select {
+			case <-called:
+			case <-time.After(10 * time.Second):
+				t.Fatal("release did not run the AfterFunc functions")
+			}
+		}
+		if stops[1]() {
+			t.Fatal("stopping an AfterFunc that ran: true")
+		}
+		for _, cc := range cancels {
+			cc()
 		}
 	})
 	t.Run("concurrent use", func(t *testing.T) {

@@ -52,6 +52,8 @@ type Driver struct {
 	mu      sync.RWMutex
 	queries map[string]string // statement cache: op + table + fields -> CQL
 
+	scanBufs sync.Pool // *scanBuf
+
 	settings map[string]string // the effective client settings (ClientSettings)
 }
 
@@ -182,22 +184,50 @@ func (d *Driver) Close() error {
 // written into CQL text).
 func checkNames(op string, names []string) error {
 	for _, f := range names {
-		if !identRE.MatchString(f) || strings.EqualFold(f, keyColumn) {
+		if !isIdent(f) || strings.EqualFold(f, keyColumn) {
 			return outcome.Classified(outcome.Rejected, op, fmt.Errorf("cassandra: %q is not a usable column name", f))
 		}
 	}
 	return nil
 }
 
+// isIdent is identRE's test without the regular expression (it ran for
+// every field of every write): a letter, then at most 47 letters, digits
+// or underscores.
+func isIdent(s string) bool {
+	if len(s) == 0 || len(s) > 48 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '_'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // stmt returns the CQL of op on table with cols, built once per shape.
 func (d *Driver) stmt(op, table string, cols []string) string {
-	key := op + "\x00" + table + "\x00" + strings.Join(cols, "\x00")
+	// the cache key in a buffer on the stack: looking it up allocates nothing
+	var kb [256]byte
+	k := append(kb[:0], op...)
+	k = append(k, 0)
+	k = append(k, table...)
+	for _, c := range cols {
+		k = append(k, 0)
+		k = append(k, c...)
+	}
 	d.mu.RLock()
-	q, ok := d.queries[key]
+	q, ok := d.queries[string(k)]
 	d.mu.RUnlock()
 	if ok {
 		return q
 	}
+	key := string(k)
 	var b strings.Builder
 	switch op {
 	case "read", "scan":
@@ -247,22 +277,40 @@ func (d *Driver) readColumns(op string, fields []string) ([]string, error) {
 }
 
 // scanRow reads one row of cols into a record; null columns are left out.
-func scanRow(scan func(dest ...any) bool, cols []string) (map[string][]byte, bool) {
-	vals := make([][]byte, len(cols))
-	dest := make([]any, len(cols))
-	for i := range vals {
-		dest[i] = &vals[i]
+func (d *Driver) scanRow(iter *gocql.Iter, cols []string) (map[string][]byte, bool) {
+	sb, _ := d.scanBufs.Get().(*scanBuf)
+	if sb == nil || len(sb.vals) != len(cols) {
+		sb = newScanBuf(len(cols))
 	}
-	if !scan(dest...) {
+	defer d.scanBufs.Put(sb)
+	// gocql appends a blob to the slice it scans into: cleared, every
+	// record gets memory of its own (else the rows of a scan would share it)
+	clear(sb.vals)
+	if !iter.Scan(sb.dest...) {
 		return nil, false
 	}
 	rec := make(map[string][]byte, len(cols))
-	for i, v := range vals {
+	for i, v := range sb.vals {
 		if v != nil {
 			rec[cols[i]] = v
 		}
 	}
 	return rec, true
+}
+
+// scanBuf is what a row is scanned into, kept for the next row (gocql
+// unmarshals each value into a new byte slice, which the record keeps).
+type scanBuf struct {
+	vals [][]byte
+	dest []any // &vals[i]
+}
+
+func newScanBuf(n int) *scanBuf {
+	sb := &scanBuf{vals: make([][]byte, n), dest: make([]any, n)}
+	for i := range sb.vals {
+		sb.dest[i] = &sb.vals[i]
+	}
+	return sb
 }
 
 // Read implements driver.Driver: the row at key at the read consistency
@@ -278,7 +326,7 @@ func (d *Driver) readAt(ctx context.Context, table, key string, fields []string,
 		return nil, err
 	}
 	iter := d.s.Query(d.stmt("read", table, cols), key).Consistency(cl).WithContext(ctx).Iter()
-	rec, ok := scanRow(iter.Scan, cols)
+	rec, ok := d.scanRow(iter, cols)
 	if err := iter.Close(); err != nil {
 		return nil, classify("read", err)
 	}
@@ -319,7 +367,7 @@ func (d *Driver) Scan(ctx context.Context, table, startKey string, count int, fi
 	iter := d.s.Query(d.stmt("scan", table, cols), startKey, count).Consistency(d.readCL).WithContext(ctx).Iter()
 	out := make([]map[string][]byte, 0, count)
 	for {
-		rec, ok := scanRow(iter.Scan, cols)
+		rec, ok := d.scanRow(iter, cols)
 		if !ok {
 			break
 		}

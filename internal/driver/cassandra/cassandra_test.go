@@ -175,3 +175,16 @@ func TestStatements(t *testing.T) {
 		t.Errorf("a field name that is no identifier: err = %v, want class rejected", err)
 	}
 }
+
+// TestIsIdent checks the hand-written identifier test against the
+// regular expression it replaces.
+func TestIsIdent(t *testing.T) {
+	for _, s := range []string{"", "a", "field0", "Field_9", "0field", "_f", "f-1", "f 1", "f;", "é",
+		strings.Repeat("a", 48), strings.Repeat("a", 49), "a" + strings.Repeat("_", 47), "y_id"} {
+		t.Run(s, func(t *testing.T) {
+			if got, want := isIdent(s), identRE.MatchString(s); got != want {
+				t.Fatalf("isIdent(%q) = %v, identRE says %v", s, got, want)
+			}
+		})
+	}
+}

@@ -115,6 +115,14 @@ func TestDriverAgainstCluster(t *testing.T) {
 		if string(recs[0]["field0"]) != "a-user1" {
 			t.Errorf("a token-range scan starts at its start key's token: first record %v", recs[0])
 		}
+		// the rows are scanned through one buffer: each record keeps its own values
+		seen := map[string]bool{}
+		for _, r := range recs {
+			seen[string(r["field0"])] = true
+		}
+		if len(seen) != len(recs) || string(rec["field0"]) != "a-user1" {
+			t.Errorf("records share memory: scan %v, earlier read %v", recs, rec)
+		}
 		if err := all.Delete(ctx, "usertable", "user2"); err != nil {
 			t.Fatalf("delete: %v", err)
 		}

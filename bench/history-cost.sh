@@ -44,6 +44,9 @@ cpu() {
 field() { grep -m1 "\"$2\"" "$1/summary.json" | tr -dc '0-9.'; }
 : >"$work/results"
 
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
+: >"$work/state"
 echo "history cost: $(nproc) cores, $THREADS threads, ${DURATION}s per run, $ROUNDS alternating rounds, $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(loadavg)"
 for t in $TARGETS; do
   case $t in
@@ -55,11 +58,14 @@ for t in $TARGETS; do
   up+=("$t")
   ep=$("$BIN" cluster status "$t" --state-dir "$work/state" --name "hc$t" | awk -v c="$col" '$1 == "n1" {print $c}')
   "$BIN" load "$t" -P workloads/workloada -p recordcount="$RECORDS" -p "$key=$ep" -threads 16 -q --runs "$work/runs" --name "load$t"
+  # the machine state and the command of the target's RESULT line ($WORK: the temporary directory)
+  cmd=("$BIN" run "$t" -P workloads/workloada -p recordcount="$RECORDS" -p "$key=$ep" -p operationcount=0 -p maxexecutiontime="$DURATION" -threads "$THREADS")
+  line=$(printf '%q ' "${cmd[@]}"); line=${line% }
+  printf '%s|load average %s, %s, commit %s|%s [--history]\n' "$t" "$(loadavg)" "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" "$commit" "${line//$work/\$WORK}" >>"$work/state"
   for r in $(seq 1 "$ROUNDS"); do
     for mode in off on; do
       flag=(); [ "$mode" = on ] && flag=(--history)
-      c=$(cpu "$BIN" run "$t" -P workloads/workloada -p recordcount="$RECORDS" -p "$key=$ep" \
-        -p operationcount=0 -p maxexecutiontime="$DURATION" -threads "$THREADS" -q --runs "$work/runs" --name "$t$mode$r" "${flag[@]}")
+      c=$(cpu "${cmd[@]}" -q --runs "$work/runs" --name "$t$mode$r" "${flag[@]}")
       s=$(ls -d "$work"/runs/*-"$t$mode$r" | tail -1)
       ops=$(field "$s" operations)
       echo "$t $mode $r $ops $(field "$s" throughput_ops) $c" >>"$work/results"
@@ -68,6 +74,7 @@ for t in $TARGETS; do
 done
 echo "load average at the end: $(loadavg)"
 awk '
+FILENAME == ARGV[1] { split($0, sp, "|"); mstate[sp[1]] = sp[2]; mcmd[sp[1]] = sp[3]; next }
 function median(a, n,   i, j, t) {
   for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
   return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
@@ -80,5 +87,6 @@ END {
     for (i = 1; i <= n[off]; i++) a[i] = cpu[off, i]; mo = median(a, n[off])
     for (i = 1; i <= n[on]; i++) b[i] = cpu[on, i]; mn = median(b, n[on])
     printf "%-6s median CPU s per 1M ops: off %.2f, on %.2f; ratio on/off %.3f (requirement <= 1.10)\n", t, mo, mn, mn / mo
+    printf "RESULT history-%s: client CPU per operation ratio history on/off %.3f: %s the bar (<= 1.10); %s; command: %s\n", t, mn / mo, mn / mo <= 1.10 ? "meets" : "misses", mstate[t], mcmd[t]
   }
-}' "$work/results"
+}' "$work/state" "$work/results"

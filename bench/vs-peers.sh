@@ -18,19 +18,25 @@
 #              (the same statements, same table shape, prepared); TPC-C path:
 #              faultbench TPC-C vs sysbench oltp_read_write, per statement counted
 #              by the server (Questions less BEGIN/COMMIT/ROLLBACK)
-#   cassandra  faultbench workload A vs cassandra-stress (mixed read/write 1:1, 10
-#              columns of 100 bytes, the same consistency level), when a
-#              cassandra-stress is found (CASSANDRA_STRESS, or tools/bin of a
-#              Cassandra in ~/.cache/faultbench); skipped with the reason otherwise
+#   cassandra  faultbench workload A (uniform, consistency ONE) vs bench/cqlloop
+#              (the same gocql client, statements and consistency level, 10
+#              fields of 100 bytes). Not cassandra-stress: it cannot be had
+#              here (Maven Central serves no org.apache.cassandra:cassandra-stress
+#              of any version, the cached cassandra-all jar has no stress
+#              classes, the binary tarball that ships tools/bin/cassandra-stress
+#              comes only from the Apache download sites, which this project's
+#              machines do not reach, and Debian packages no Cassandra)
 #   history    bench/history-cost.sh: faultbench with the operation history off
 #              and on (etcd and Redis), the ratio of client CPU per operation
-# Every line: throughput ratio (faultbench ops/s / peer ops/s, goal >= 0.9) and
-# client CPU per operation ratio (faultbench / peer, goal <= 1.3). Client CPU is
+# Every RESULT line: target, peer, throughput ratio (faultbench ops/s / peer
+# ops/s, goal >= 0.9), client CPU per operation ratio (faultbench / peer,
+# goal <= 1.3), the machine state when the pair ran (load average, date,
+# commit) and the two commands ($WORK is the run's temporary directory). Client CPU is
 # read from /proc/PID/stat of the client process only (bench/clientcpu: utime +
 # stime when it exits), never the servers'; faultbench's whole process ("raw")
 # and the same less the CPU of a 16-operation run of the same command ("net":
 # start-up, connecting, report); external peers' whole process; the bare loops'
-# (etcdloop, txkvloop) timed loop only, so they are compared on the net figure.
+# (etcdloop, txkvloop, cqlloop) timed loop only, so they are compared on the net figure.
 # The header prints the machine state: date, commit, cores, load average.
 #
 # Usage: bash bench/vs-peers.sh [TARGET...]     (default: all; or TARGETS="...")
@@ -90,6 +96,7 @@ go build -o "$work/clientcpu" ./bench/clientcpu
 # stderr in $work/err; its CPU seconds appended to $work/NAME.cpu
 measured() {
   local n=$1; shift
+  lastcmd=$(printf '%q ' "$@"); lastcmd=${lastcmd% }; lastcmd=${lastcmd//$work/\$WORK}
   "$work/clientcpu" -o "$work/$n.cpu" -- "$@" >"$work/out" 2>"$work/err" || {
     echo "failed: $*" >&2; tail -20 "$work/err" >&2; return 1; }
 }
@@ -99,7 +106,16 @@ field() { grep -m1 "\"$2\"" "$1/summary.json" | tr -dc '0-9.'; }
 
 # result PAIR CLIENT OPS SECONDS CPU_SECONDS: one line per round
 : >"$work/results"
-result() { echo "$*" >>"$work/results"; }
+result() {
+  echo "$*" >>"$work/results"
+  # the pair's commands (the last of each side) and the machine state at its first result
+  printf '%s|%s|%s\n' "$1" "$2" "$lastcmd" >>"$work/cmds"
+  grep -q "^$1|" "$work/state.txt" 2>/dev/null ||
+    printf '%s|load average %s, %s, commit %s\n' "$1" "$(loadavg)" "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" "$commit" >>"$work/state.txt"
+}
+lastcmd=
+: >"$work/cmds"
+: >"$work/state.txt"
 # pair PAIR PEER KIND DESCRIPTION: KIND proc (whole process) or loop (timed loop)
 : >"$work/pairs"
 pair() { echo "$1|$2|$3|$4" >>"$work/pairs"; }
@@ -163,6 +179,8 @@ if want redis; then
       half=$((ops / 2)); [ "$half" -gt 1000 ] || half=1000
       get=$(rbrun "$half" HGETALL "bench:__rand_int__"); c1=$(lastcpu rb)
       set=$(rbrun "$half" HSET "bench:__rand_int__" field0 "$v"); c2=$(lastcpu rb)
+      # (rbrun ran in command substitutions: the peer's command line is written out here)
+      lastcmd="redis-benchmark -p $port -c $THREADS -n $half -r $RECORDS --csv HGETALL bench:__rand_int__; the same with HSET bench:__rand_int__ field0 <100 bytes>"
       result redis redis-benchmark "$((half * 2))" "$(awk -v n="$half" -v a="$get" -v b="$set" 'BEGIN {printf "%.3f", n / a + n / b}')" \
         "$(awk -v a="$c1" -v b="$c2" 'BEGIN {printf "%.3f", a + b}')"
     done
@@ -307,30 +325,24 @@ if want mariadb; then
   fi
 fi
 
-# ---------------------------------------------------------------- Cassandra
+# ---------------------------------------------------------------- Cassandra: a bare gocql loop
+# (cassandra-stress cannot be had here: see the header)
 if want cassandra; then
-  stress=${CASSANDRA_STRESS:-}
-  if [ -z "$stress" ]; then
-    stress=$(find "$HOME/.cache/faultbench" -path '*/tools/bin/cassandra-stress' -type f 2>/dev/null | head -1 || true)
-  fi
-  if [ -z "$stress" ] || [ ! -x "$stress" ]; then
-    skip cassandra "no cassandra-stress: the cached Cassandra ($(ls -d "$HOME"/.cache/faultbench/cassandra-* 2>/dev/null | head -1 || echo none)) keeps lib/ only, whose jars have no org.apache.cassandra.stress; set CASSANDRA_STRESS=/path/to/tools/bin/cassandra-stress"
+  if ! ls "${XDG_CACHE_HOME:-$HOME/.cache}"/faultbench/cassandra-*/lib/cassandra-all-*.jar >/dev/null 2>&1; then
+    skip cassandra "Cassandra is not installed (scripts/setup.sh --only cassandra)"
   else
+    go build -o "$work/cqlloop" ./bench/cqlloop
     up cassandra bcass --nodes 1
-    host=${addr%:*} port=${addr##*:}
     echo "cassandra: one node (started by faultbench) at $addr, $KV_RECORDS records, consistency ONE both sides"
-    pair cassandra cassandra-stress proc "workload A (uniform, consistency ONE) vs cassandra-stress mixed read=1,write=1 (10 columns of 100 bytes, cl=ONE, prepared)"
+    pair cassandra cqlloop loop "workload A (uniform, consistency ONE) vs bench/cqlloop (the same gocql client, statements and consistency, 10 fields of 100 bytes)"
     "$BIN" load cassandra -P workloads/workloada -p recordcount="$KV_RECORDS" -p cassandra.hosts="$addr" -threads 16 -q --runs "$work/runs" --name cload
-    cs=("$stress" -node "$host" -port "native=$port" -rate "threads=$THREADS" -col "n=FIXED(10)" "size=FIXED(100)" -errors ignore)
-    "${cs[@]:0:1}" write "n=$KV_RECORDS" cl=ONE "${cs[@]:1}" >/dev/null 2>&1
     fb=("$BIN" run cassandra -P workloads/workloada -p recordcount="$KV_RECORDS" -p cassandra.hosts="$addr" -p requestdistribution=uniform -p cassandra.consistency=ONE)
     fixed cassandra "${fb[@]}"
     for r in $(seq 1 "$ROUNDS"); do
       fbrun cassandra "cass$r" "${fb[@]}" -p operationcount=0 -p maxexecutiontime="$DURATION" -threads "$THREADS"
-      measured cs "${cs[@]:0:1}" mixed "ratio(write=1,read=1)" "duration=${DURATION}s" cl=ONE "${cs[@]:1}" -pop "dist=UNIFORM(1..$KV_RECORDS)"
-      ops=$(sed -n 's/^Total partitions *: *\([0-9,]*\).*/\1/p' "$work/out" | tail -1 | tr -d ,)
-      secs=$(sed -n 's/^Total operation time *: *\([0-9:]*\).*/\1/p' "$work/out" | tail -1 | awk -F: '{print $1 * 3600 + $2 * 60 + $3}')
-      result cassandra cassandra-stress "$ops" "$secs" "$(lastcpu cs)"
+      measured loop "$work/cqlloop" -hosts "$addr" -consistency ONE -threads "$THREADS" -records "$KV_RECORDS" -duration "${DURATION}s"
+      read -r _ ops _ secs _ cpus _ <"$work/out"
+      result cassandra cqlloop "$ops" "$secs" "$cpus"
     done
   fi
 fi
@@ -339,6 +351,8 @@ echo "load average at the end of the peers: $(loadavg)"
 awk '
 FILENAME == ARGV[1] { fix[$1] = $2; next }
 FILENAME == ARGV[2] { split($0, sp, "|"); np++; pname[np] = sp[1]; peer[sp[1]] = sp[2]; kind[sp[1]] = sp[3]; desc[sp[1]] = sp[4]; next }
+FILENAME == ARGV[3] { i = index($0, "|"); p = substr($0, 1, i - 1); r = substr($0, i + 1); j = index(r, "|"); cmd[p, substr(r, 1, j - 1)] = substr(r, j + 1); next }
+FILENAME == ARGV[4] { i = index($0, "|"); mstate[substr($0, 1, i - 1)] = substr($0, i + 1); next }
 function median(a, n,   i, j, t) {
   for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
   return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
@@ -363,9 +377,9 @@ END {
     verdict = (t >= 0.9 && judged <= 1.3) ? "meets" : "misses"
     printf "%s: %s\n", p, desc[p]
     printf "  faultbench %.0f ops/s at %.2f CPU s/1M ops, %s %.0f ops/s at %.2f (medians of %d rounds); faultbench start-up+report %.2f CPU s\n", median(tpf, m), median(cpf, m), peer[p], median(tpq, m), median(cpq, m), m, fix[p]
-    printf "  RESULT %s vs %s: throughput ratio %.2f, CPU per operation ratio %.2f raw, %.2f net: %s the bar (>= 0.9, <= 1.3 %s)\n", p, peer[p], t, cw, cn, verdict, kind[p] == "loop" ? "net" : "raw"
+    printf "  RESULT %s vs %s: throughput ratio %.2f, CPU per operation ratio %.2f raw, %.2f net: %s the bar (>= 0.9, <= 1.3 %s); %s; faultbench: %s; %s: %s\n", p, peer[p], t, cw, cn, verdict, kind[p] == "loop" ? "net" : "raw", mstate[p], cmd[p, "faultbench"], peer[p], cmd[p, peer[p]]
   }
-}' "$work/fixed" "$work/pairs" "$work/results"
+}' "$work/fixed" "$work/pairs" "$work/cmds" "$work/state.txt" "$work/results"
 if [ -f "$work/skipped" ]; then sed 's/^\([^|]*\)|skipped|/RESULT \1: skipped: /' "$work/skipped"; fi
 
 # ---------------------------------------------------------------- the history's cost

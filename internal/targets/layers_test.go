@@ -166,7 +166,7 @@ var layers = [][]string{
 	{"internal/experiment"},
 	{"internal/distrib", "internal/sweep", "internal/upb"},
 	{"internal/reproduce"},
-	{"cmd/faultbench", "bench/etcdloop", "bench/txkvloop", "bench/clientcpu", "scripts/testskips"},
+	{"cmd/faultbench", "bench/etcdloop", "bench/txkvloop", "bench/cqlloop", "bench/clientcpu", "scripts/testskips"},
 }
 
 // layerOf returns p's layer and the listed package it is counted as, or

@@ -2,7 +2,6 @@ package cassandra
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -10,52 +9,15 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/launcher"
-	claunch "github.com/faultbench/faultbench/internal/launcher/cassandra"
 )
 
-// startOne starts a one-node cluster of its own (one JVM: the lightest
-// real Cassandra) and stops it when the test ends.
-func startOne(t *testing.T) *launcher.Cluster {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real Cassandra JVM (skipped with -short)")
-	}
-	lib, err := claunch.DefaultLibDir()
-	if err == nil {
-		_, err = os.Stat(lib + "/cassandra-all-" + claunch.Version + ".jar")
-	}
-	if err != nil {
-		t.Skipf("Cassandra not installed (%v): scripts/setup.sh --only cassandra installs it; make test does", err)
-	}
-	env, err := launcher.NewEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	c, err := claunch.Launcher{}.Up(ctx, env, launcher.Spec{Name: "test-cassandra-cas", Nodes: 1, Options: map[string]string{"rf": "1"}})
-	if c != nil {
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if err := launcher.Down(ctx, c, 20*time.Second); err != nil {
-				t.Errorf("Down: %v", err)
-			}
-		})
-	}
-	if err != nil {
-		t.Fatalf("Up: %v", err)
-	}
-	return c
-}
-
-// TestCompareAndSet: the lightweight-transaction compare-and-set on a real
-// Cassandra node: a missing row and a wrong expected value do not swap,
-// the right one does and keeps the row's other columns, and of concurrent
-// compare-and-sets from the same value at most one swaps (exactly one
-// when none timed out).
-func TestCompareAndSet(t *testing.T) {
-	c := startOne(t)
+// testCompareAndSet: the lightweight-transaction compare-and-set on a real
+// Cassandra cluster (TestDriverAgainstCluster's, both nodes up): a missing
+// row and a wrong expected value do not swap, the right one does and keeps
+// the row's other columns, and of concurrent compare-and-sets from the
+// same value at most one swaps (exactly one when none timed out). It had
+// a one-node cluster of its own, whose JVM start was most of its time.
+func testCompareAndSet(t *testing.T, c *launcher.Cluster) {
 	d := newDriver(t, c, map[string]string{PropConsistency: "ONE"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

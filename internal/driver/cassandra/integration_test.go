@@ -74,8 +74,8 @@ func newDriver(t *testing.T, c *launcher.Cluster, props map[string]string) *Driv
 	return d.(*Driver)
 }
 
-// TestDriverAgainstCluster runs every operation against a real cluster,
-// then kills one of two nodes and checks the error classes at consistency
+// TestDriverAgainstCluster runs every operation and the compare-and-set
+// against a real cluster, then kills one of two nodes and checks the error classes at consistency
 // ALL (unavailable, or a write timeout with unknown outcome while the
 // coordinator has not yet noticed) and that ONE still serves.
 func TestDriverAgainstCluster(t *testing.T) {
@@ -134,6 +134,8 @@ func TestDriverAgainstCluster(t *testing.T) {
 			t.Errorf("update of an unknown column: %v, want class rejected", err)
 		}
 	})
+
+	t.Run("compare-and-set", func(t *testing.T) { testCompareAndSet(t, c) })
 
 	t.Run("node killed", func(t *testing.T) {
 		n2 := &c.Nodes[1]

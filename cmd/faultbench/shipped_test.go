@@ -16,6 +16,9 @@ import (
 // not by the user who runs it. The last case is a negative control: a copy
 // of a shipped scenario with an unknown fault kind must be refused.
 func TestShippedScenariosPlan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the faultbench binary once per shipped scenario (-short skips it; make test runs it)")
+	}
 	c := newCLI(t)
 	broken := filepath.Join(t.TempDir(), "broken.yaml")
 	b, err := scenarios.Read("failover-etcd")

@@ -16,8 +16,9 @@
 #                                times; lane b the other serial packages
 #
 # A package is serial when one of its test files calls testing.Short() (the
-# project's convention: -short skips the tests that start a database) and it
-# is not listed in UNIT below (-short shortens its tests, which start
+# project's convention: -short skips the tests that start a database) or
+# wltest.StartPostgres (which does that for the workload packages' tests)
+# and it is not listed in UNIT below (-short shortens its tests, which start
 # nothing and time nothing: pure CPU, better run beside the others), or when
 # it is listed in SERIAL (tests whose in-process clusters run on heartbeats
 # and session timeouts). Prints import paths, one a line.
@@ -29,6 +30,11 @@ SERIAL=(
 )
 UNIT=(
 	github.com/faultbench/faultbench/internal/check/elle # large generated histories
+	# analyses of the committed result inputs and report rendering under
+	# -race (TestResultsPagesInputs, TestResultsTrialsPages: pure CPU, the
+	# longest package of lane b in a loaded run here); its testing.Short()
+	# is TestRenderLong's, which -race skips (make test runs it alone)
+	github.com/faultbench/faultbench/internal/report
 )
 # serial packages whose tests create network namespaces or SSH hosts
 NET=(
@@ -41,17 +47,20 @@ NET=(
 )
 # other serial packages in lane a: with NET about half of the serial
 # packages' test time (CI 2026-11-27, one at a time: NET 421 s + these
-# 238 s; lane b about 655 s of 1284 s plus the workload packages added
-# since); internal/experiment's EB2 autoscaling run on etcd
-# (TestAutoscaleRun, about 35 s) adds to lane a; so does
-# internal/driver/hbase's TestHBaseCluster (a 3-node HBase on HDFS, ten
-# JVMs: 352 s on this machine at load 40, four minutes of it starting the
-# cluster; less on a quiet one, not measured)
+# 238 s with sweep; lane b about 655 s of 1284 s plus the workload packages
+# added since). Since then lane a got internal/experiment's EB2 autoscaling
+# run on etcd (TestAutoscaleRun, about 35 s), the power-loss cases of
+# clusterctl and internal/driver/hbase's TestHBaseCluster (a 3-node HBase
+# on HDFS, ten JVMs: 352 s on this machine at load 40, four minutes of it
+# starting the cluster; less on a quiet one, not measured); lane b lost
+# internal/report (to UNIT) and one Cassandra start (driver/cassandra's
+# compare-and-set shares its cluster) and got the three workload packages
+# that start PostgreSQL (wltest.StartPostgres); sweep (two short scenarios)
+# moved to lane b: an estimate from the tests' phases, not a measurement
 LANE_A=(
 	github.com/faultbench/faultbench/internal/driver/hbase
 	github.com/faultbench/faultbench/internal/experiment
 	github.com/faultbench/faultbench/internal/measure
-	github.com/faultbench/faultbench/internal/sweep
 )
 
 group=${1:-}
@@ -70,7 +79,7 @@ go list -f '{{.ImportPath}} {{.Dir}} {{join .TestGoFiles " "}} {{join .XTestGoFi
 			[ "$pkg" = "$s" ] && serial=1
 		done
 		for f in $files; do
-			if grep -q 'testing\.Short()' "$dir/$f"; then
+			if grep -qE 'testing\.Short\(\)|wltest\.StartPostgres' "$dir/$f"; then
 				serial=1
 				break
 			fi

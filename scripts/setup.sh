@@ -24,7 +24,10 @@
 #                                         `cluster up --clock-faults`; docs/faults.md)
 #
 # Installs only what is missing (apt-get update first, and only then), runs
-# as root or through sudo, and prints nothing when all went well. A system
+# as root or through sudo, and prints nothing when all went well. Without
+# --only, every missing Debian package is installed by one apt-get run,
+# beside which the downloads that need none run in the background
+# (staticcheck; the Cassandra and HBase jars when java and mvn are there). A system
 # redis service that the package starts (config /etc/redis/redis.conf,
 # port 6379) is stopped: faultbench starts its own redis-server processes.
 # Likewise Debian's PostgreSQL clusters and MariaDB service are stopped and
@@ -52,7 +55,9 @@ MAVEN_CENTRAL=https://repo.maven.apache.org/maven2
 REDIS_MIN_MAJOR=7 # the launchers use --cluster-port and CLUSTER ADDSLOTSRANGE (Redis 7.0)
 
 log=$(mktemp -t faultbench-setup.XXXXXX)
-trap 'rm -f "$log"' EXIT
+# wait: a step still running in the background (in_background) ends before
+# the script does, also when another step failed
+trap 'wait; rm -f "$log"' EXIT
 
 die() {
 	echo "setup.sh: $*" >&2
@@ -81,8 +86,10 @@ as_root() {
 	${SUDO[@]+"${SUDO[@]}"} "$@"
 }
 
+# apt_install installs the packages named (nothing when none is).
 apt_updated=0
 apt_install() {
+	[ $# -gt 0 ] || return 0
 	command -v apt-get >/dev/null 2>&1 ||
 		die "apt-get not found: install $* with your system's package manager"
 	if [ "$apt_updated" -eq 0 ]; then
@@ -126,11 +133,17 @@ stop_system_redis() {
 	die "could not stop the system redis-server (pid $pid, /etc/redis/redis.conf) on port 6379"
 }
 
-setup_redis() {
+# want_NAME prints the Debian packages setup_NAME would install (none when
+# all is there): make test's setup installs them all in one apt-get run.
+want_redis() {
 	if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
-		apt_install redis-server redis-tools
-		command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after installing it"
+		echo redis-server redis-tools
 	fi
+}
+
+setup_redis() {
+	apt_install $(want_redis)
+	command -v redis-server >/dev/null 2>&1 || die "redis-server not on PATH after installing redis-server"
 	local version major
 	version=$(redis-server --version 2>&1 | sed -n 's/.* v=\([0-9][0-9.]*\).*/\1/p')
 	major=${version%%.*}
@@ -167,14 +180,14 @@ stop_system_postgres() {
 	fi
 }
 
+want_postgres() {
+	[ -x "$PG_BIN/postgres" ] && [ -x "$PG_BIN/pg_ctl" ] || echo "postgresql-$PG_MAJOR"
+	[ -f "/usr/lib/postgresql/$PG_MAJOR/lib/pgautofailover.so" ] || echo "postgresql-$PG_MAJOR-auto-failover"
+	command -v pg_autoctl >/dev/null 2>&1 || echo pg-auto-failover-cli
+}
+
 setup_postgres() {
-	local want=()
-	[ -x "$PG_BIN/postgres" ] && [ -x "$PG_BIN/pg_ctl" ] || want+=("postgresql-$PG_MAJOR")
-	[ -f "/usr/lib/postgresql/$PG_MAJOR/lib/pgautofailover.so" ] || want+=("postgresql-$PG_MAJOR-auto-failover")
-	command -v pg_autoctl >/dev/null 2>&1 || want+=(pg-auto-failover-cli)
-	if [ ${#want[@]} -gt 0 ]; then
-		apt_install "${want[@]}"
-	fi
+	apt_install $(want_postgres)
 	[ -x "$PG_BIN/postgres" ] || die "$PG_BIN/postgres missing after installing postgresql-$PG_MAJOR"
 	command -v pg_autoctl >/dev/null 2>&1 || die "pg_autoctl still not on PATH after installing pg-auto-failover-cli"
 	id postgres >/dev/null 2>&1 || die "no 'postgres' user after installing postgresql-$PG_MAJOR: faultbench runs postgres as that user"
@@ -207,18 +220,62 @@ stop_system_mariadb() {
 	die "could not stop the system mariadbd (pid $pid, /run/mysqld/mysqld.pid)"
 }
 
+want_galera() {
+	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || echo mariadb-server
+	[ -f /usr/lib/galera/libgalera_smm.so ] || echo galera-4
+	command -v rsync >/dev/null 2>&1 || echo rsync # SST by wsrep_sst_rsync, offline
+}
+
 setup_galera() {
-	local want=()
-	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || want+=(mariadb-server)
-	[ -f /usr/lib/galera/libgalera_smm.so ] || want+=(galera-4)
-	command -v rsync >/dev/null 2>&1 || want+=(rsync) # SST by wsrep_sst_rsync, offline
-	if [ ${#want[@]} -gt 0 ]; then
-		apt_install "${want[@]}"
-	fi
+	apt_install $(want_galera)
 	[ -x /usr/sbin/mariadbd ] || die "/usr/sbin/mariadbd missing after installing mariadb-server"
 	[ -f /usr/lib/galera/libgalera_smm.so ] || die "/usr/lib/galera/libgalera_smm.so missing after installing galera-4"
 	id mysql >/dev/null 2>&1 || die "no 'mysql' user after installing mariadb-server: faultbench runs mariadbd as that user"
 	stop_system_mariadb
+}
+
+# in_background NAME COMMAND... runs COMMAND in a subshell beside the
+# script's other steps, with a log of its own (a failure prints that step's
+# output); wait_background waits for all of them.
+bg_pids=()
+bg_names=()
+in_background() {
+	local name=$1
+	shift
+	(
+		log=$(mktemp -t "faultbench-setup-$name.XXXXXX")
+		trap 'rm -f "$log"' EXIT
+		"$@"
+	) &
+	bg_pids+=("$!")
+	bg_names+=("$name")
+}
+
+wait_background() {
+	local i failed=()
+	for i in "${!bg_pids[@]}"; do
+		wait "${bg_pids[$i]}" || failed+=("${bg_names[$i]}")
+	done
+	bg_pids=()
+	bg_names=()
+	if [ ${#failed[@]} -gt 0 ]; then
+		echo "setup.sh: failed: ${failed[*]} (the reason is above)" >&2
+		exit 1
+	fi
+}
+
+# want_maven: what resolving jars from Maven Central needs (java and mvn)
+want_maven() {
+	command -v java >/dev/null 2>&1 || echo openjdk-17-jre-headless
+	command -v mvn >/dev/null 2>&1 || echo maven
+}
+
+cassandra_lib() {
+	echo "${XDG_CACHE_HOME:-$HOME/.cache}/faultbench/cassandra-$CASSANDRA_VERSION/lib"
+}
+
+want_cassandra() {
+	[ -f "$(cassandra_lib)/.complete" ] || want_maven
 }
 
 # setup_cassandra resolves cassandra-all and its runtime dependencies with
@@ -227,24 +284,18 @@ setup_galera() {
 # launcher reads. A finished copy is marked by lib/.complete; with the marker
 # present nothing is done.
 setup_cassandra() {
-	local cache dir lib tmp major
-	cache=${XDG_CACHE_HOME:-$HOME/.cache}
-	dir="$cache/faultbench/cassandra-$CASSANDRA_VERSION"
-	lib="$dir/lib"
+	local dir lib tmp major
+	lib=$(cassandra_lib)
+	dir=$(dirname "$lib")
 	[ -f "$lib/.complete" ] && return 0
-	if ! command -v java >/dev/null 2>&1; then
-		apt_install openjdk-17-jre-headless
-	fi
+	apt_install $(want_maven)
 	major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
 	if ! [[ "$major" =~ ^[0-9]+$ ]] || [ "$major" -lt 11 ] || [ "$major" -gt 17 ]; then
 		die "java ${major:-of unknown version} on PATH: Cassandra $CASSANDRA_VERSION runs on Java 11 or 17 (apt-get install openjdk-17-jre-headless)"
 	fi
-	if ! command -v mvn >/dev/null 2>&1; then
-		apt_install maven
-	fi
 	tmp=$(mktemp -d -t faultbench-cassandra.XXXXXX)
 	# shellcheck disable=SC2064 # expand now: tmp is local
-	trap "rm -rf '$tmp' '$log'" EXIT
+	trap "wait; rm -rf '$tmp' '$log'" EXIT
 	cat >"$tmp/settings.xml" <<EOF_SETTINGS
 <settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
   <mirrors>
@@ -355,6 +406,13 @@ setup_hbase() {
 	echo "org.apache.hbase:hbase-server:$HBASE_VERSION-hadoop3 hbase-thrift:$HBASE_VERSION hadoop:$HBASE_HADOOP_VERSION" >"$lib/.complete"
 }
 
+# setup_jars resolves the Cassandra jars, then HBase's: one Maven after
+# the other (they share the local repository ~/.m2)
+setup_jars() {
+	setup_cassandra
+	setup_hbase
+}
+
 # setup_demo checks what make demo needs: the go command (the build then
 # downloads the modules it needs). etcd is compiled into the faultbench
 # binary, which runs the demo's members itself (faultbench node etcd).
@@ -373,59 +431,80 @@ setup_staticcheck() {
 	fi
 }
 
+want_chromium() {
+	command -v chromium >/dev/null 2>&1 || echo chromium
+}
+
 setup_chromium() {
-	if ! command -v chromium >/dev/null 2>&1; then
-		apt_install chromium
-		command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after installing it"
-	fi
+	apt_install $(want_chromium)
+	command -v chromium >/dev/null 2>&1 || die "chromium not on PATH after installing chromium"
+}
+
+want_sysbench() {
+	command -v sysbench >/dev/null 2>&1 || echo sysbench
 }
 
 setup_sysbench() {
-	if ! command -v sysbench >/dev/null 2>&1; then
-		apt_install sysbench
-		command -v sysbench >/dev/null 2>&1 || die "sysbench still not on PATH after installing it"
-	fi
+	apt_install $(want_sysbench)
+	command -v sysbench >/dev/null 2>&1 || die "sysbench not on PATH after installing sysbench"
 }
 
+want_ssh() {
+	[ -x /usr/sbin/sshd ] || echo openssh-server
+	# nft: network faults on nodes of inventory hosts are nftables rules
+	# applied there with `nft -f -` (the test hosts are namespaces of this machine)
+	command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || echo nftables
+}
+
+# setup_ssh installs sshd and nft; the system sshd that installing
+# openssh-server starts (port 22) is stopped and disabled, by this call or
+# by the one after make test's combined install (ssh_installed=1).
+ssh_installed=0
 setup_ssh() {
-	if [ ! -x /usr/sbin/sshd ]; then
-		apt_install openssh-server
-		[ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd still missing after installing openssh-server"
+	local want
+	want=$(want_ssh)
+	[[ " $want " = *" openssh-server "* ]] && ssh_installed=1
+	apt_install $want
+	[ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd missing after installing openssh-server"
+	command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || die "/usr/sbin/nft missing after installing nftables"
+	if [ "$ssh_installed" -eq 1 ]; then
 		# the package starts a system sshd on port 22: faultbench does not want it
 		as_root service ssh stop >>"$log" 2>&1 || true
 		if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
 			as_root systemctl disable --now ssh >>"$log" 2>&1 || true
 		fi
 	fi
-	# nft: network faults on nodes of inventory hosts are nftables rules
-	# applied there with `nft -f -` (the test hosts are namespaces of this machine)
-	if ! command -v nft >/dev/null 2>&1 && [ ! -x /usr/sbin/nft ]; then
-		apt_install nftables
-		[ -x /usr/sbin/nft ] || die "/usr/sbin/nft still missing after installing nftables"
-	fi
+}
+
+want_fuse() {
+	# fusermount3: the disk-fault file system (internal/diskfs) mounts and
+	# unmounts through it
+	command -v fusermount3 >/dev/null 2>&1 || command -v fusermount >/dev/null 2>&1 || echo fuse3
 }
 
 setup_fuse() {
-	# fusermount3: the disk-fault file system (internal/diskfs) mounts and
-	# unmounts through it
-	if ! command -v fusermount3 >/dev/null 2>&1 && ! command -v fusermount >/dev/null 2>&1; then
-		apt_install fuse3
-		command -v fusermount3 >/dev/null 2>&1 || die "fusermount3 still not on PATH after installing fuse3"
-	fi
+	apt_install $(want_fuse)
+	command -v fusermount3 >/dev/null 2>&1 || command -v fusermount >/dev/null 2>&1 ||
+		die "fusermount3 not on PATH after installing fuse3"
 }
 
-setup_faketime() {
-	# libfaketime.so.1: nodes started for clock faults (internal/launcher,
-	# option clock: faketime) run with it preloaded
+# have_faketime: libfaketime.so.1 is there (nodes started for clock faults,
+# internal/launcher option clock: faketime, run with it preloaded)
+have_faketime() {
 	local lib
 	for lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
 		[ -f "$lib" ] && return 0
 	done
-	apt_install libfaketime
-	for lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
-		[ -f "$lib" ] && return 0
-	done
-	die "libfaketime.so.1 still missing after installing libfaketime"
+	return 1
+}
+
+want_faketime() {
+	have_faketime || echo libfaketime
+}
+
+setup_faketime() {
+	apt_install $(want_faketime)
+	have_faketime || die "libfaketime.so.1 missing after installing libfaketime"
 }
 
 only=""
@@ -452,17 +531,36 @@ done
 
 case "$only" in
 "")
+	# Everything, the independent steps side by side: staticcheck (a
+	# download and a compile) and, when java and mvn are there, the
+	# Cassandra jars (downloads) run in the background while one apt-get
+	# run installs every Debian package that is missing (one update, one
+	# dpkg run and one round of triggers instead of one per target); then
+	# each target's own steps (checks, stopping the services the packages
+	# started) find their packages installed.
+	in_background staticcheck setup_staticcheck
+	jars_now=0
+	if [ -z "$(want_maven)" ]; then
+		in_background jars setup_jars
+		jars_now=1
+	fi
+	ssh_want=$(want_ssh)
+	[[ " $ssh_want " = *" openssh-server "* ]] && ssh_installed=1
+	# shellcheck disable=SC2046 # package names: split on purpose
+	apt_install $(want_redis) $(want_postgres) $(want_galera) $(want_cassandra) $(want_chromium) \
+		$(want_sysbench) $ssh_want $(want_fuse) $(want_faketime)
 	setup_redis
 	setup_postgres
 	setup_galera
-	setup_cassandra
-	setup_hbase
-	setup_staticcheck
 	setup_chromium
 	setup_sysbench
 	setup_ssh
 	setup_fuse
 	setup_faketime
+	if [ "$jars_now" -eq 0 ]; then
+		setup_jars
+	fi
+	wait_background
 	;;
 demo) setup_demo ;;
 redis) setup_redis ;;

@@ -32,6 +32,12 @@ import (
 
 // Params are the thresholds of the metric definitions.
 type Params struct {
+	// TriggerAt is the start of a trigger that is no fault event (a load
+	// spike, runner.spike.*), from the same origin as the windows: the
+	// baseline, the validity and the noise guards judge only the windows
+	// before it (or before the first fault, whichever is first), so a run
+	// is not called invalid for the backlog its own trigger made. 0: none.
+	TriggerAt time.Duration
 	// DownFrac: a window is down when its throughput is below DownFrac*B
 	// (the NoSQL failover study: 10 % of the known capacity). Default 0.10.
 	DownFrac float64
@@ -449,11 +455,7 @@ func Analyze(windows []measure.WindowRow, evs []event.Event, p Params) (*Report,
 
 	a.baseline(rep)
 	a.validity(rep)
-	first := a.runEnd + 1
-	if len(a.bounds) > 0 {
-		first = a.bounds[0]
-	}
-	a.hostNoise(rep, evs, first)
+	a.hostNoise(rep, evs, a.preEnd())
 	rep.Noisy = len(rep.NoisyReasons) > 0
 	cut := a.runEnd - time.Duration(p.FinalFrac*float64(a.runEnd-a.runStart))
 	final := a.span(cut, a.runEnd+1, true)
@@ -536,12 +538,24 @@ func (a *analyzer) prev(t time.Duration) time.Duration {
 	return p
 }
 
-// baseline fills B from the run windows before the first action.
-func (a *analyzer) baseline(rep *Report) {
+// preEnd is the end of the span the baseline, validity and noise guards
+// judge: the first fault, or the start of a trigger that is no fault
+// (Params.TriggerAt) when it comes first; after every window when there
+// is neither.
+func (a *analyzer) preEnd() time.Duration {
 	first := a.runEnd + 1
 	if len(a.bounds) > 0 {
 		first = a.bounds[0]
 	}
+	if t := a.p.TriggerAt; t > 0 && t < first {
+		first = t
+	}
+	return first
+}
+
+// baseline fills B from the run windows before the first action.
+func (a *analyzer) baseline(rep *Report) {
+	first := a.preEnd()
 	pre := a.span(math.MinInt64, first, true)
 	if len(pre) == 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("no run window before the first fault (at %v, run starts at %v): no baseline", first, a.runStart))
@@ -1041,10 +1055,7 @@ func (a *analyzer) phases(faults []Fault, finalFrom time.Duration) []PhaseStats 
 // before the first fault, and noisy when the pre-fault span is unstable
 // (docs/metrics.md, "Validity").
 func (a *analyzer) validity(rep *Report) {
-	first := a.runEnd + 1
-	if len(a.bounds) > 0 {
-		first = a.bounds[0]
-	}
+	first := a.preEnd()
 	pre := a.span(math.MinInt64, first, true)
 	if len(pre) == 0 {
 		return

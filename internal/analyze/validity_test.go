@@ -83,3 +83,37 @@ func TestNoisy(t *testing.T) {
 		})
 	}
 }
+
+// TestValidityBeforeSpike: a load spike (Params.TriggerAt) ends the span
+// the validity guard judges, as a fault does: the backlog the spike itself
+// makes (every operation behind schedule from 20 s on, before the kill at
+// 30 s) leaves the run valid with the trigger known, and invalid without
+// it (the negative control: the guard would judge the spike's backlog).
+func TestValidityBeforeSpike(t *testing.T) {
+	w := 100 * time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		trigger time.Duration
+		invalid bool
+	}{
+		{"spike known: judged before it", 20 * sec, false},
+		{"spike unknown: its backlog judged", 0, true},
+		{"trigger after the fault: the fault ends the span", 40 * sec, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := poissonRows(7, w, 60*sec, func(time.Duration) float64 { return 1000 })
+			for i := range rows {
+				if rows[i].Start >= 20*sec {
+					rows[i].Behind = rows[i].OK
+				}
+			}
+			p := DefaultParams()
+			p.OfferedOps = 1000
+			p.TriggerAt = tc.trigger
+			r := mustAnalyze(t, rows, killStart(30*sec, -1), p)
+			if r.Invalid != tc.invalid {
+				t.Errorf("Invalid = %v (%q), want %v", r.Invalid, strings.Join(r.InvalidReasons, "; "), tc.invalid)
+			}
+		})
+	}
+}

@@ -689,6 +689,12 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 		params.LatencyOp = a.LatencyOp
 	}
 	params.Chaos = r.chaos != nil
+	if r.prep != nil {
+		// a load spike is the run's first trigger: the pre-fault guards end at it
+		if sp := r.prep.Settings.Runner.Spike; sp.Duration > 0 && sp.Factor > 0 && sp.Factor != 1 {
+			params.TriggerAt = r.prep.Settings.Runner.Warmup + sp.At
+		}
+	}
 	rep, err := analyze.Analyze(r.outcome.Windows, r.run.Events.Events(), params)
 	if err != nil {
 		r.sum.Errors = append(r.sum.Errors, "analysis: "+err.Error())

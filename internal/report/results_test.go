@@ -673,6 +673,9 @@ func TestResultsTrialsPages(t *testing.T) {
 		{"Galera", "20261127T084336Z-failover-galera"},
 		{"postgres-ha", "20261127T085133Z-failover-postgres-ha"},
 		{"Cassandra", "20261127T090112Z-failover-cassandra"},
+		// the second table: Redis Cluster at 50 %, postgres-ha with its pool sized
+		{"Redis Cluster at 50 %", "20261127T115058Z-failover-redis-cluster"},
+		{"postgres-ha, pool = threads + 4", "20261127T115745Z-failover-postgres-ha"},
 	} {
 		t.Run(c.col, func(t *testing.T) {
 			dir := filepath.Join(resultsData, "failover-compare-trials2", c.set)

@@ -691,7 +691,7 @@ func (r *scenarioRun) analyzeAndWrite(ctx context.Context) error {
 	params.Chaos = r.chaos != nil
 	if r.prep != nil {
 		// a load spike is the run's first trigger: the pre-fault guards end at it
-		if sp := r.prep.Settings.Runner.Spike; sp.Duration > 0 && sp.Factor > 0 && sp.Factor != 1 {
+		if sp := r.prep.Settings.Runner.Spike; sp.Enabled() {
 			params.TriggerAt = r.prep.Settings.Runner.Warmup + sp.At
 		}
 	}
